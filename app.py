@@ -1,0 +1,62 @@
+"""Chainlit entry point: wires Chainlit's hooks to the chainlit_app package and nothing more."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import chainlit as cl
+from chainlit.config import config as chainlit_config
+
+from chainlit_app import chat
+from chainlit_app.auth import announce_login, current_user_is_admin, ensure_auth_secret, make_user
+from chainlit_app.runtime import Runtime
+from chainlit_app.settings import get_settings
+from chainlit_app.users import UserDirectory
+from chainlit_app.web import health_router, install_routes
+
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+for noisy in ("httpx", "httpcore"):
+    logging.getLogger(noisy).setLevel(logging.WARNING)
+
+SETTINGS = get_settings()
+ensure_auth_secret(SETTINGS)
+USERS = UserDirectory(SETTINGS)
+RUNTIME = Runtime(SETTINGS)
+install_routes(health_router(lambda: RUNTIME))
+
+
+@cl.on_app_startup
+async def on_app_startup() -> None:
+    announce_login(USERS, SETTINGS, f"http://{chainlit_config.run.host}:{chainlit_config.run.port}")
+    RUNTIME.start_background()
+
+
+@cl.on_app_shutdown
+async def on_app_shutdown() -> None:
+    await RUNTIME.stop()
+
+
+@cl.password_auth_callback
+async def on_login(username: str, password: str) -> cl.User | None:
+    return make_user(USERS, username, password)
+
+
+@cl.on_chat_start
+async def on_chat_start() -> None:
+    await chat.start_chat(RUNTIME)
+
+
+@cl.on_settings_update
+async def on_settings_update(values: dict[str, Any]) -> None:
+    chat.update_settings(RUNTIME, values)
+
+
+@cl.on_message
+async def on_message(message: cl.Message) -> None:
+    await chat.handle_message(RUNTIME, message, current_user_is_admin())
+
+
+@cl.on_stop
+async def on_stop() -> None:
+    logging.getLogger("chat").info("answer stopped by the user")

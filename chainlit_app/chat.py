@@ -1,0 +1,219 @@
+"""The chat: wait for the engine, stream answers, keep history, stop, and turn failures into plain words."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import asdict
+from typing import Any
+
+import chainlit as cl
+import openai
+from chainlit.input_widget import Slider, TextInput
+
+from chainlit_app.conversation import MAX_INPUT_CHARS, Conversation, InputTooLong, Params, clean_input
+from chainlit_app.failures import explain
+from chainlit_app.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+CONVERSATION = "conversation"
+PARAMS = "params"
+AUTHOR = "Assistant"
+SYSTEM_AUTHOR = "Console"
+FLUSH_SECONDS = 0.03  # coalesce tokens faster than a screen refresh; the first token is never delayed
+
+
+def default_params(runtime: Runtime) -> Params:
+    s = runtime.settings
+    return Params(s.temperature, s.top_p, s.max_tokens, s.system_prompt)
+
+
+def _params() -> Params:
+    value = cl.user_session.get(PARAMS)
+    assert isinstance(value, Params)
+    return value
+
+
+def _conversation() -> Conversation:
+    value = cl.user_session.get(CONVERSATION)
+    if not isinstance(value, Conversation):
+        value = Conversation()
+        cl.user_session.set(CONVERSATION, value)
+    return value
+
+
+def engine_line(runtime: Runtime) -> str:
+    """One line on where the engine is, for people waiting on it."""
+    status = runtime.status
+    state = str(status.state)
+    if runtime.is_ready():
+        return f"Model **{runtime.served_model_name}** is ready."
+    if state == "failed":
+        return f"The model server could not start: {status.error or 'see the diagnostics panel'}"
+    started = status.started_at or runtime.started_at
+    elapsed = int(time.time() - started)
+    progress = f" — {status.progress}" if status.progress else ""
+    return f"The model server is starting ({elapsed} s so far, 1 to 3 minutes on a CPU){progress}"
+
+
+async def send_settings(params: Params) -> None:
+    await cl.ChatSettings(
+        [
+            Slider(id="temperature", label="Temperature", initial=params.temperature, min=0, max=2, step=0.05),
+            Slider(id="top_p", label="Top-p", initial=params.top_p, min=0.05, max=1, step=0.05),
+            Slider(id="max_tokens", label="Max tokens", initial=params.max_tokens, min=16, max=4096, step=16),
+            TextInput(id="system_prompt", label="System prompt", initial=params.system_prompt, multiline=True),
+        ]
+    ).send()
+
+
+async def start_chat(runtime: Runtime) -> None:
+    params = default_params(runtime)
+    cl.user_session.set(PARAMS, params)
+    cl.user_session.set(CONVERSATION, Conversation())
+    await send_settings(params)
+    lines = [f"Welcome! {engine_line(runtime)}"]
+    notice = runtime.status.notice
+    if notice:
+        lines.append(f"**Note:** {notice}")
+    await cl.Message(content="\n\n".join(lines), author=SYSTEM_AUTHOR).send()
+
+
+def update_settings(runtime: Runtime, values: dict[str, Any]) -> Params:
+    params = Params.from_widgets(values, default_params(runtime))
+    cl.user_session.set(PARAMS, params)
+    return params
+
+
+async def _wait_for_engine(runtime: Runtime) -> bool:
+    """Show start-up progress in one message until the engine is ready (or has given up)."""
+    if runtime.is_ready():
+        return True
+    waiting = cl.Message(content=f"⏳ {engine_line(runtime)}. Your question will be answered once it is ready.",
+                         author=SYSTEM_AUTHOR)
+    await waiting.send()
+    deadline = time.monotonic() + runtime.settings.startup_timeout
+    while not runtime.is_ready() and not runtime.has_given_up() and time.monotonic() < deadline:
+        await asyncio.sleep(1.0)
+        waiting.content = f"⏳ {engine_line(runtime)}. Your question will be answered once it is ready."
+        await waiting.update()
+    if runtime.is_ready():
+        await waiting.remove()
+        return True
+    waiting.content = f"❌ {engine_line(runtime)}"
+    await waiting.update()
+    return False
+
+
+async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) -> None:
+    text = clean_input(message.content or "")
+    if not text.strip():
+        await cl.Message(content="Please type a question first.", author=SYSTEM_AUTHOR).send()
+        return
+    if len(text) > MAX_INPUT_CHARS:
+        await cl.Message(
+            content=f"Your message has {len(text):,} characters; the limit is {MAX_INPUT_CHARS:,}. "
+            "Please shorten it.",
+            author=SYSTEM_AUTHOR,
+        ).send()
+        return
+    if not await _wait_for_engine(runtime):
+        return
+    conversation = _conversation()
+    conversation.add("user", text)
+    answer = await stream_answer(runtime, conversation, _params(), is_admin)
+    if answer is None:
+        conversation.turns.pop()  # keep history consistent: the question can be asked again
+    else:
+        conversation.add("assistant", answer)
+
+
+async def stream_answer(runtime: Runtime, conversation: Conversation, params: Params,
+                        is_admin: bool) -> str | None:
+    """Stream one answer into the chat; the text kept for history, or None when nothing came back."""
+    msg = cl.Message(content="", author=AUTHOR)
+    try:
+        fitted = conversation.fit(params, runtime.settings.max_model_len)
+    except InputTooLong as exc:
+        await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
+        return None
+    buffer: list[str] = []
+    last_flush = 0.0
+    stream: Any = None
+    started = time.monotonic()
+    finish_reason: str | None = None
+    try:
+        for attempt in range(2):
+            try:
+                stream = await runtime.client().chat.completions.create(
+                    model=runtime.served_model_name,
+                    messages=fitted.messages,  # type: ignore[arg-type]
+                    temperature=params.temperature,
+                    top_p=params.top_p,
+                    max_tokens=fitted.max_tokens,
+                    stream=True,
+                )
+                break
+            except openai.BadRequestError as exc:
+                if attempt == 0 and "context length" in str(exc):
+                    fitted = conversation.fit(params, runtime.settings.max_model_len, budget_scale=0.5)
+                    continue
+                raise
+        async for chunk in stream:
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            if choice.finish_reason:
+                finish_reason = choice.finish_reason
+            token = choice.delta.content if choice.delta else None
+            if not token:
+                continue
+            buffer.append(token)
+            now = time.monotonic()
+            if not msg.streaming or now - last_flush >= FLUSH_SECONDS:
+                await msg.stream_token("".join(buffer))
+                buffer.clear()
+                last_flush = now
+        if buffer:
+            await msg.stream_token("".join(buffer))
+        if not msg.content:
+            msg.content = "_(The model returned an empty answer.)_"
+            await msg.send()
+            log.warning("empty answer (finish_reason=%s)", finish_reason)
+            return None
+        if finish_reason == "length":
+            msg.content += "\n\n_(Cut at the max-tokens limit.)_"
+        await msg.send()
+        log.info("answer: %d chars in %.2f s", len(msg.content), time.monotonic() - started)
+        return msg.content
+    except asyncio.CancelledError:
+        await _close(stream)
+        partial = msg.content + "".join(buffer)
+        msg.content = (partial + "\n\n" if partial else "") + "_⏹ Stopped._"
+        await msg.send()
+        raise
+    except Exception as exc:  # every failure becomes a short message, never a traceback
+        await _close(stream)
+        partial = msg.content + "".join(buffer)
+        explanation = explain(exc, is_admin)
+        log.warning("chat request failed: %s: %s", type(exc).__name__, exc)
+        if partial:
+            msg.content = partial + f"\n\n_⚠ Interrupted: {explanation}_"
+            await msg.send()
+            return partial
+        await cl.Message(content=f"⚠ {explanation}", author=SYSTEM_AUTHOR).send()
+        return None
+
+
+async def _close(stream: Any) -> None:
+    """Closing the HTTP stream is what makes vLLM abort the request."""
+    if stream is not None:
+        with contextlib.suppress(Exception):
+            await stream.close()
+
+
+def params_json(params: Params) -> dict[str, Any]:
+    return asdict(params)

@@ -1,0 +1,98 @@
+"""A conversation's messages and sampling parameters, fitted to the model's context (no Chainlit)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+CHARS_PER_TOKEN = 3.0  # conservative for English and code; a 400 from vLLM triggers a tighter retry
+TOKENS_PER_MESSAGE = 6
+MAX_INPUT_CHARS = 200_000
+
+
+def estimate_tokens(text: str) -> int:
+    return int(len(text) / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE
+
+
+@dataclass
+class Params:
+    """Sampling settings as the user chose them, clamped to what the server accepts."""
+
+    temperature: float = 0.7
+    top_p: float = 0.95
+    max_tokens: int = 512
+    system_prompt: str = ""
+
+    @classmethod
+    def from_widgets(cls, values: dict[str, Any], defaults: Params) -> Params:
+        """Chat settings arrive as loose JSON (a Slider may send floats); out-of-range values are clamped."""
+
+        def number(key: str, default: float) -> float:
+            try:
+                return float(values.get(key, default))
+            except (TypeError, ValueError):
+                return default
+
+        return cls(
+            temperature=min(2.0, max(0.0, number("temperature", defaults.temperature))),
+            top_p=min(1.0, max(0.01, number("top_p", defaults.top_p))),
+            max_tokens=int(min(1_000_000, max(1, number("max_tokens", defaults.max_tokens)))),
+            system_prompt=str(values.get("system_prompt", defaults.system_prompt) or ""),
+        )
+
+
+@dataclass
+class Fitted:
+    messages: list[dict[str, str]]
+    max_tokens: int
+    dropped_turns: int
+
+
+class InputTooLong(ValueError):
+    """The newest message alone does not fit the model's context."""
+
+
+def clean_input(text: str) -> str:
+    """Drop control characters other than newline and tab; keep everything else as typed."""
+    return "".join(ch for ch in text if ch in "\n\t" or (ord(ch) >= 32 and ord(ch) != 127))
+
+
+@dataclass
+class Conversation:
+    """The turns so far; the oldest are left out of a request when the context is full."""
+
+    turns: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, role: str, content: str) -> None:
+        self.turns.append({"role": role, "content": content})
+
+    def fit(self, params: Params, max_model_len: int, budget_scale: float = 1.0) -> Fitted:
+        """System prompt + as many recent turns as fit beside room for the answer."""
+        system = [{"role": "system", "content": params.system_prompt}] if params.system_prompt else []
+        budget = int(max_model_len * budget_scale)
+        fixed = sum(estimate_tokens(m["content"]) for m in system)
+        newest = self.turns[-1:] if self.turns else []
+        newest_cost = sum(estimate_tokens(m["content"]) for m in newest)
+        room_for_prompt = budget - fixed - newest_cost
+        if room_for_prompt < 16:
+            raise InputTooLong(
+                f"Your message is about {newest_cost} tokens, but the model's context holds "
+                f"{max_model_len} tokens in all. Shorten the message, or raise CHAT_MAX_MODEL_LEN."
+            )
+        wanted_answer = min(params.max_tokens, max(16, room_for_prompt // 2))
+        room = room_for_prompt - wanted_answer
+        kept: list[dict[str, str]] = []
+        for message in reversed(self.turns[:-1]):
+            cost = estimate_tokens(message["content"])
+            if cost > room:
+                break
+            kept.append(message)
+            room -= cost
+        kept.reverse()
+        # Never start the kept history with an assistant turn: chat templates expect a user first.
+        while kept and kept[0]["role"] != "user":
+            kept.pop(0)
+        dropped = len(self.turns) - 1 - len(kept)
+        used = fixed + newest_cost + sum(estimate_tokens(m["content"]) for m in kept)
+        max_tokens = max(1, min(params.max_tokens, budget - used))
+        return Fitted(system + kept + newest, max_tokens, dropped)

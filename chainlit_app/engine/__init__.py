@@ -1,0 +1,1 @@
+"""The vLLM server: command building, supervision and probes. Knows nothing of Chainlit."""

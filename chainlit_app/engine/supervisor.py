@@ -1,0 +1,300 @@
+"""Spawn vLLM, wait until /health says ready, watch it, restart it with backoff, stop the group."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import BinaryIO
+
+from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from chainlit_app.engine.command import LaunchSpec, build_argv, build_env, redacted_argv
+from chainlit_app.engine.logfiles import latest_progress, read_tail, rotate
+from chainlit_app.engine.probe import EngineProbe
+from chainlit_app.engine.process import GroupProcess
+
+log = logging.getLogger(__name__)
+
+
+class EngineState(StrEnum):
+    IDLE = "idle"
+    PREPARING = "preparing"
+    STARTING = "starting"
+    READY = "ready"
+    CRASHED = "crashed"
+    RESTARTING = "restarting"
+    FAILED = "failed"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    ATTACHED = "attached"
+
+
+class EngineStartError(RuntimeError):
+    """The server exited (or never became ready) during start-up; carries the log's last lines."""
+
+    def __init__(self, message: str, tail: list[str], returncode: int | None):
+        super().__init__(message)
+        self.tail = tail
+        self.returncode = returncode
+
+
+@dataclass
+class EngineStatus:
+    """What the chat and the panel show of the engine."""
+
+    state: EngineState = EngineState.IDLE
+    model: str = ""
+    served_model_name: str = ""
+    host: str = "127.0.0.1"
+    port: int | None = None
+    pid: int | None = None
+    restarts: int = 0
+    launches: int = 0
+    started_at: float | None = None
+    ready_at: float | None = None
+    startup_seconds: float | None = None
+    progress: str | None = None
+    error: str | None = None
+    last_exit_code: int | None = None
+    log_file: str | None = None
+    notice: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["state"] = str(self.state)
+        data["uptime"] = round(time.time() - self.ready_at, 1) if self.ready_at else None
+        return data
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nobody listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class SupervisorConfig:
+    python: Path
+    spec: LaunchSpec
+    log_file: Path
+    log_keep: int = 5
+    stop_grace: float = 10.0
+    max_restarts: int = 3
+    startup_timeout: float = 900.0
+    backoff_max: float = 30.0
+    fixed_port: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+Listener = Callable[[EngineStatus], None]
+
+
+class Supervisor:
+    """Owns one vLLM server: the only place that starts, restarts or stops it."""
+
+    def __init__(self, config: SupervisorConfig):
+        self.config = config
+        self.spec = config.spec
+        self.status = EngineStatus(
+            model=config.spec.model,
+            served_model_name=config.spec.served_model_name,
+            host=config.spec.host,
+            log_file=str(config.log_file),
+        )
+        self._process: GroupProcess | None = None
+        self._log_handle: BinaryIO | None = None
+        self._watch_task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._stopping = False
+        self._listeners: list[Listener] = []
+
+    # -- public API -------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.spec.host}:{self.spec.port}"
+
+    @property
+    def api_key(self) -> str:
+        return self.spec.api_key
+
+    @property
+    def process(self) -> GroupProcess | None:
+        return self._process
+
+    def add_listener(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    async def start(self) -> None:
+        """Launch and wait until ready, retrying failed starts with backoff; FAILED when all fail."""
+        self._stopping = False
+        try:
+            await self._launch_with_retries(first=True)
+        except EngineStartError:
+            return
+        self._watch_task = asyncio.create_task(self._watch(), name="vllm-watch")
+
+    async def wait_ready(self, timeout: float | None = None) -> bool:
+        """True once ready; False on timeout or when the engine has given up."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._ready.is_set():
+            if self.status.state in (EngineState.FAILED, EngineState.STOPPED):
+                return False
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ready.wait(), timeout=min(1.0, remaining or 1.0))
+        return True
+
+    def is_ready(self) -> bool:
+        return self._ready.is_set()
+
+    async def stop(self) -> None:
+        """SIGTERM the group, SIGKILL it after the grace period; no process is left behind."""
+        self._stopping = True
+        if self._watch_task is not None:
+            self._watch_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch_task
+            self._watch_task = None
+        if self._process is not None and (self._process.alive() or self._process.group_members()):
+            self._set(state=EngineState.STOPPING)
+            code = await self._process.stop(self.config.stop_grace)
+            self._set(last_exit_code=code)
+        self._ready.clear()
+        self._close_log()
+        self._set(state=EngineState.STOPPED, pid=None)
+
+    # -- internals --------------------------------------------------------------------------------
+    def _set(self, **changes: object) -> None:
+        self.status = replace(self.status, **changes)  # type: ignore[arg-type]
+        for listener in list(self._listeners):
+            try:
+                listener(self.status)
+            except Exception:  # a listener's bug must not kill supervision
+                log.exception("engine status listener failed")
+
+    async def _launch_with_retries(self, first: bool) -> None:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(max(1, self.config.max_restarts + (1 if first else 0))),
+            wait=wait_exponential(multiplier=1, min=1, max=self.config.backoff_max),
+            retry=retry_if_exception_type(EngineStartError),
+            reraise=False,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    if self._stopping:
+                        raise asyncio.CancelledError
+                    if attempt.retry_state.attempt_number > 1 or not first:
+                        self._set(state=EngineState.RESTARTING, restarts=self.status.restarts + 1)
+                    await self._launch_once()
+        except RetryError as exc:
+            last = exc.last_attempt.exception()
+            message = str(last) if last else "vLLM did not start"
+            tries = exc.last_attempt.attempt_number
+            log.error("vLLM gave up after %d failed start(s): %s", tries, message)
+            self._set(
+                state=EngineState.FAILED,
+                error=f"{message} (gave up after {tries} failed start(s); see {self.config.log_file})",
+                pid=None,
+            )
+            raise last if isinstance(last, EngineStartError) else EngineStartError(message, [], None) from exc
+
+    async def _launch_once(self) -> None:
+        if not self.config.fixed_port or not self.spec.port:
+            self.spec = replace(self.spec, port=free_port(self.spec.host))
+        self.spec = replace(self.spec, api_key=secrets.token_urlsafe(24))
+        self._close_log()
+        rotate(self.config.log_file, self.config.log_keep)
+        handle = self.config.log_file.open("ab", buffering=0)
+        self._log_handle = handle
+        argv = build_argv(self.config.python, self.spec)
+        handle.write(f"# chat console: launching {' '.join(redacted_argv(argv))}\n".encode())
+        env = build_env(self.spec)
+        self._process = GroupProcess(argv, env, handle)
+        self._ready.clear()
+        started = time.time()
+        self._set(
+            state=EngineState.STARTING if self.status.launches == 0 else EngineState.RESTARTING,
+            port=self.spec.port,
+            pid=None,
+            started_at=started,
+            ready_at=None,
+            progress="launching vLLM",
+            error=None,
+            launches=self.status.launches + 1,
+        )
+        try:
+            await self._process.start()
+        except OSError as exc:
+            raise EngineStartError(f"cannot run {self.config.python}: {exc}", [], None) from exc
+        self._set(pid=self._process.pid)
+        log.info("vLLM launched (pid %s, port %s), log: %s", self._process.pid, self.spec.port,
+                 self.config.log_file)
+        await self._wait_healthy(started)
+
+    async def _wait_healthy(self, started: float) -> None:
+        assert self._process is not None
+        probe = EngineProbe(self.base_url, None, timeout=2.0)
+        try:
+            while True:
+                if not self._process.alive():
+                    code = await self._process.wait()
+                    tail = read_tail(self.config.log_file, 30)
+                    self._set(state=EngineState.CRASHED, last_exit_code=code, pid=None,
+                              error=f"vLLM exited with code {code} before it was ready")
+                    raise EngineStartError(f"vLLM exited with code {code} before it was ready", tail, code)
+                if await probe.health() and self._process.alive():
+                    now = time.time()
+                    self._set(state=EngineState.READY, ready_at=now, startup_seconds=round(now - started, 1),
+                              progress="ready", error=None)
+                    self._ready.set()
+                    log.info("vLLM ready on port %s after %.1f s", self.spec.port, now - started)
+                    return
+                if time.time() - started > self.config.startup_timeout:
+                    tail = read_tail(self.config.log_file, 30)
+                    await self._process.stop(self.config.stop_grace)
+                    raise EngineStartError(
+                        f"vLLM was not ready after {self.config.startup_timeout:.0f} s", tail, None
+                    )
+                progress = latest_progress(read_tail(self.config.log_file, 40))
+                if progress and progress != self.status.progress:
+                    self._set(progress=progress)
+                await asyncio.sleep(0.5)
+        finally:
+            await probe.aclose()
+
+    async def _watch(self) -> None:
+        """Restart the server when it exits on its own; give up after repeated failed starts."""
+        while not self._stopping:
+            assert self._process is not None
+            code = await self._process.wait()
+            if self._stopping:
+                return
+            self._ready.clear()
+            # Reap what is left of the group (engine core, workers) before the next launch.
+            await self._process.stop(grace=2.0)
+            log.warning("vLLM exited unexpectedly with code %s; restarting", code)
+            self._set(state=EngineState.CRASHED, last_exit_code=code, pid=None,
+                      error=f"vLLM exited unexpectedly with code {code}")
+            try:
+                await self._launch_with_retries(first=False)
+            except (EngineStartError, asyncio.CancelledError):
+                return
+
+    def _close_log(self) -> None:
+        handle = self._log_handle
+        self._log_handle = None
+        if handle is not None:
+            with contextlib.suppress(OSError):
+                handle.close()

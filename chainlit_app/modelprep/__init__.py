@@ -1,0 +1,1 @@
+"""Model folders we build ourselves. `build.py` runs under the engine's Python (torch, transformers)."""

@@ -1,0 +1,136 @@
+"""Which model to serve: the ERNIE hub id, a local folder, or the offline demo model we build."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from chainlit_app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+DEMO_NAME = "demo"
+DEMO_FOLDER = "smollm2-135m-instruct"
+DEMO_SERVED_NAME = "smollm2-135m-instruct"
+BUILD_SCRIPT = Path(__file__).resolve().parent / "modelprep" / "build.py"
+COMPLETE_MARKER = "COMPLETE"
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """The model argument for vLLM, the name clients use, and a notice when we fell back."""
+
+    source: str  # "hub", "local" or "demo"
+    model: str
+    served_name: str
+    notice: str | None = None
+
+
+def demo_model_dir(settings: Settings) -> Path:
+    return settings.models_dir / DEMO_FOLDER
+
+
+def is_complete(folder: Path) -> bool:
+    """A folder built by us is usable only with its COMPLETE marker and its weights."""
+    return (folder / COMPLETE_MARKER).is_file() and any(folder.glob("*.safetensors"))
+
+
+def build_demo_model(settings: Settings) -> Path:
+    """Build SmolLM2-135M-Instruct once (about a minute) into the cache; a half-built one is rebuilt."""
+    folder = demo_model_dir(settings)
+    if is_complete(folder):
+        return folder
+    if not settings.engine_python.exists():
+        raise RuntimeError(
+            f"the engine environment is missing ({settings.engine_python}); run `make run` or `make engine`"
+        )
+    log.info("building the demo model into %s (one time, about a minute)", folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run(
+        [str(settings.engine_python), str(BUILD_SCRIPT), "demo", str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0 or not is_complete(folder):
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
+        raise RuntimeError(f"building the demo model failed:\n{tail}")
+    return folder
+
+
+def hub_cache_dir() -> Path:
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
+    return home / "hub"
+
+
+def in_hub_cache(repo_id: str) -> bool:
+    """True when a snapshot with a config.json is in the local Hugging Face cache."""
+    snapshots = hub_cache_dir() / f"models--{repo_id.replace('/', '--')}" / "snapshots"
+    return any(snapshots.glob("*/config.json"))
+
+
+def hub_reachable(repo_id: str, timeout: float) -> bool:
+    """Ask the hub for the model's metadata, quickly: offline machines must not wait long."""
+    if os.environ.get("HF_HUB_OFFLINE") in {"1", "true", "True"}:
+        return False
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    headers = {}
+    if os.environ.get("HF_TOKEN"):
+        headers["Authorization"] = f"Bearer {os.environ['HF_TOKEN']}"
+    try:
+        response = httpx.get(f"{endpoint}/api/models/{repo_id}", timeout=timeout, headers=headers)
+    except httpx.HTTPError:
+        return False
+    return response.status_code == 200
+
+
+def _short_name(model: str) -> str:
+    return Path(model.rstrip("/")).name.lower() or "model"
+
+
+def resolve_model(settings: Settings) -> ResolvedModel:
+    """CHAT_MODEL as asked, or the demo model with a notice when the hub model cannot be had."""
+    wanted = settings.model.strip()
+    if wanted == DEMO_NAME:
+        folder = build_demo_model(settings)
+        return ResolvedModel("demo", str(folder), settings.served_model_name or DEMO_SERVED_NAME)
+    path = Path(wanted).expanduser()
+    if path.is_absolute() or wanted.startswith(".") or path.exists():
+        return ResolvedModel("local", str(path.resolve()), settings.served_model_name or _short_name(wanted))
+    if in_hub_cache(wanted) or hub_reachable(wanted, settings.hub_probe_timeout):
+        return ResolvedModel("hub", wanted, settings.served_model_name or _short_name(wanted))
+    folder = build_demo_model(settings)
+    notice = (
+        f"The model {wanted} is not in the local Hugging Face cache and the hub could not be reached "
+        f"within {settings.hub_probe_timeout:.0f} s, so the offline demo model SmolLM2-135M-Instruct "
+        "is served instead. Download the model (or set CHAT_MODEL to a local folder) and restart."
+    )
+    log.warning(notice)
+    return ResolvedModel("demo", str(folder), settings.served_model_name or DEMO_SERVED_NAME, notice)
+
+
+def main() -> int:
+    """`python -m chainlit_app.models`: resolve CHAT_MODEL now, building the demo model when needed."""
+    from chainlit_app.settings import get_settings
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        resolved = resolve_model(get_settings())
+    except RuntimeError as exc:
+        print(f"model preparation failed: {exc}")
+        return 1
+    print(f"model: {resolved.model} (source: {resolved.source}, served as {resolved.served_name})")
+    if resolved.notice:
+        print(f"note: {resolved.notice}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,177 @@
+"""The one application state object: settings, the engine (spawned or attached) and its client."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import replace
+
+import httpx
+import openai
+
+from chainlit_app.engine.command import LaunchSpec, split_extra_args
+from chainlit_app.engine.hardware import has_nvidia_gpu
+from chainlit_app.engine.probe import EngineProbe, normalise_base_url
+from chainlit_app.engine.supervisor import EngineState, EngineStatus, Supervisor, SupervisorConfig
+from chainlit_app.models import ResolvedModel, resolve_model
+from chainlit_app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    """Starts and stops the engine for the app, and hands the chat a client for the current launch."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.resolved: ResolvedModel | None = None
+        self.supervisor: Supervisor | None = None
+        self._attached_status = EngineStatus(state=EngineState.IDLE)
+        self._prepare_status = EngineStatus(state=EngineState.PREPARING, progress="resolving the model")
+        self._start_task: asyncio.Task[None] | None = None
+        self._client: openai.AsyncOpenAI | None = None
+        self._client_key: tuple[str, str] | None = None
+        self.started_at = time.time()
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def start_background(self) -> None:
+        """Begin start-up without blocking the web server (vLLM needs 1 to 3 minutes on a CPU)."""
+        self._start_task = asyncio.create_task(self._start(), name="engine-start")
+
+    async def _start(self) -> None:
+        try:
+            if self.settings.mode == "attach":
+                await self._attach()
+            else:
+                await self._spawn()
+        except Exception as exc:
+            log.exception("engine start-up failed")
+            self._prepare_status = replace(self._prepare_status, state=EngineState.FAILED, error=str(exc))
+
+    async def _spawn(self) -> None:
+        self._prepare_status = replace(self._prepare_status, progress="resolving the model (and building the "
+                                       "demo model on first run)")
+        self.resolved = await asyncio.to_thread(resolve_model, self.settings)
+        on_gpu = self.settings.device == "gpu" or (self.settings.device == "auto" and has_nvidia_gpu())
+        spec = LaunchSpec(
+            model=self.resolved.model,
+            served_model_name=self.resolved.served_name,
+            host=self.settings.host,
+            port=self.settings.port,
+            api_key="",
+            max_model_len=self.settings.max_model_len,
+            dtype=self.settings.dtype,
+            enforce_eager=self.settings.enforce_eager,
+            on_gpu=on_gpu,
+            kv_cache_gib=self.settings.kv_cache_gib,
+            gpu_memory_utilization=self.settings.gpu_memory_utilization,
+            single_process=self.settings.single_process,
+            extra_args=split_extra_args(self.settings.extra_args),
+            cache_dir=self.settings.data_dir / "cache",
+        )
+        log_file = self.settings.log_file or (self.settings.log_dir / "vllm.log")
+        self.supervisor = Supervisor(
+            SupervisorConfig(
+                python=self.settings.engine_python,
+                spec=spec,
+                log_file=log_file,
+                log_keep=self.settings.log_keep,
+                stop_grace=self.settings.stop_grace,
+                max_restarts=self.settings.max_restarts,
+                startup_timeout=self.settings.startup_timeout,
+                fixed_port=self.settings.port != 0,
+            )
+        )
+        if self.resolved.notice:
+            self.supervisor.status = replace(self.supervisor.status, notice=self.resolved.notice)
+        await self.supervisor.start()
+
+    async def _attach(self) -> None:
+        if not self.settings.vllm_url:
+            raise RuntimeError("CHAT_MODE=attach needs CHAT_VLLM_URL (for example http://127.0.0.1:8000/v1)")
+        base = normalise_base_url(self.settings.vllm_url)
+        key = self.settings.api_key.get_secret_value() if self.settings.api_key else None
+        probe = EngineProbe(base, key)
+        try:
+            names = await probe.models()
+        except httpx.HTTPError as exc:
+            raise RuntimeError(f"cannot use the vLLM server at {base}: {exc}") from exc
+        finally:
+            await probe.aclose()
+        name = self.settings.served_model_name or (names[0] if names else "")
+        self.resolved = ResolvedModel("attach", name, name)
+        self._attached_status = EngineStatus(
+            state=EngineState.ATTACHED, model=name, served_model_name=name, ready_at=time.time()
+        )
+
+    async def stop(self) -> None:
+        if self._start_task is not None and not self._start_task.done():
+            self._start_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._start_task
+        if self.supervisor is not None:
+            await self.supervisor.stop()
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    # -- what the chat needs -------------------------------------------------------------------------
+    @property
+    def status(self) -> EngineStatus:
+        if self.settings.mode == "attach":
+            return self._attached_status if self.resolved else self._prepare_status
+        if self.supervisor is not None:
+            return self.supervisor.status
+        return self._prepare_status
+
+    def is_ready(self) -> bool:
+        if self.settings.mode == "attach":
+            return self._attached_status.state == EngineState.ATTACHED
+        return self.supervisor is not None and self.supervisor.is_ready()
+
+    def has_given_up(self) -> bool:
+        return self.status.state in (EngineState.FAILED, EngineState.STOPPED)
+
+    async def wait_ready(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self.is_ready():
+            if self.has_given_up() or time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.25)
+        return True
+
+    @property
+    def base_url(self) -> str:
+        if self.settings.mode == "attach":
+            return normalise_base_url(self.settings.vllm_url or "")
+        assert self.supervisor is not None
+        return self.supervisor.base_url
+
+    @property
+    def api_key(self) -> str:
+        if self.settings.mode == "attach":
+            return self.settings.api_key.get_secret_value() if self.settings.api_key else "EMPTY"
+        assert self.supervisor is not None
+        return self.supervisor.api_key
+
+    @property
+    def served_model_name(self) -> str:
+        return self.resolved.served_name if self.resolved else ""
+
+    def client(self) -> openai.AsyncOpenAI:
+        """An OpenAI client for the current launch (the key changes at every launch)."""
+        key = (self.base_url, self.api_key)
+        if self._client is None or self._client_key != key:
+            if self._client is not None:
+                stale = self._client
+                asyncio.get_running_loop().create_task(stale.close())
+            self._client = openai.AsyncOpenAI(
+                base_url=self.base_url + "/v1",
+                api_key=self.api_key,
+                timeout=openai.Timeout(self.settings.request_timeout, connect=5.0),
+                max_retries=0,
+            )
+            self._client_key = key
+        return self._client
