@@ -28,7 +28,7 @@ FLUSH_SECONDS = 0.03  # coalesce tokens faster than a screen refresh; the first 
 
 def default_params(runtime: Runtime) -> Params:
     s = runtime.settings
-    return Params(s.temperature, s.top_p, s.max_tokens, s.system_prompt)
+    return Params(runtime.default_temperature(), s.top_p, s.max_tokens, s.system_prompt)
 
 
 def _params() -> Params:
@@ -192,7 +192,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     except asyncio.CancelledError:
         await _close(stream)
         partial = msg.content + "".join(buffer)
-        msg.content = (partial + "\n\n" if partial else "") + "_⏹ Stopped._"
+        msg.content = (partial + "\n\n" if partial else "") + "_(Stopped by the user.)_"
         await msg.send()
         raise
     except Exception as exc:  # every failure becomes a short message, never a traceback

@@ -156,6 +156,12 @@ class Runtime:
         assert self.supervisor is not None
         return self.supervisor.api_key
 
+    def default_temperature(self) -> float:
+        """A 135M demo model rambles at 0.7; it answers sensibly at 0.2."""
+        if self.settings.temperature is not None:
+            return self.settings.temperature
+        return 0.2 if self.resolved is not None and self.resolved.source == "demo" else 0.7
+
     @property
     def served_model_name(self) -> str:
         return self.resolved.served_name if self.resolved else ""

@@ -53,7 +53,7 @@ class Settings(BaseSettings):
 
     # Chat defaults.
     request_timeout: float = Field(default=300.0, gt=0)
-    temperature: float = Field(default=0.7, ge=0, le=2)
+    temperature: float | None = Field(default=None, ge=0, le=2, description="None: 0.2 for the demo model, else 0.7")
     top_p: float = Field(default=0.95, gt=0, le=1)
     max_tokens: int = Field(default=512, ge=1)
     system_prompt: str = "You are a helpful assistant."

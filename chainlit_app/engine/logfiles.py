@@ -14,7 +14,9 @@ _PROGRESS = re.compile(
     r"Resolved architecture|Initializing a V1 LLM engine|non-default args|Automatically detected platform)",
     re.IGNORECASE,
 )
-_PREFIX = re.compile(r"^(\(\w+ pid=\d+\)\s*)?(INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+(\[[^\]]*\]\s*)?")
+_PREFIX = re.compile(
+    r"^(\(\w+ pid=\d+\)\s*)?((INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+(\[[^\]]*\]\s*)?|INFO:\s+)"
+)
 
 
 def rotate(path: Path, keep: int) -> None:

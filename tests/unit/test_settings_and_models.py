@@ -1,0 +1,88 @@
+"""Settings from the environment and model resolution (hub id, local folder, demo fallback)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chainlit_app import models
+from chainlit_app.models import resolve_model
+from chainlit_app.settings import PROJECT_ROOT, Settings
+
+
+def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("CHAT_MODEL", "CHAT_MODE", "CHAT_PORT", "CHAT_MAX_MODEL_LEN"):
+        monkeypatch.delenv(key, raising=False)
+    settings = Settings()
+    assert settings.model == "baidu/ERNIE-4.5-0.3B-PT"
+    assert settings.mode == "spawn"
+    assert settings.host == "127.0.0.1"
+    assert settings.port == 0
+    assert settings.max_model_len == 4096
+    assert settings.engine_python == PROJECT_ROOT / ".venv-vllm" / "bin" / "python"
+
+
+def test_environment_overrides(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CHAT_MODEL", "demo")
+    monkeypatch.setenv("CHAT_MAX_MODEL_LEN", "1024")
+    monkeypatch.setenv("CHAT_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("CHAT_ADMIN_PASSWORD", "pw")
+    settings = Settings()
+    assert settings.model == "demo"
+    assert settings.max_model_len == 1024
+    assert settings.models_dir == tmp_path / "models"
+    assert settings.admin_password is not None and "pw" not in repr(settings)
+
+
+def test_bad_values_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHAT_MODE", "sideways")
+    with pytest.raises(ValueError, match="mode"):
+        Settings()
+
+
+def _fake_demo(tmp_path: Path) -> Path:
+    folder = tmp_path / "models" / models.DEMO_FOLDER
+    folder.mkdir(parents=True)
+    (folder / "model.safetensors").write_bytes(b"x")
+    (folder / "COMPLETE").write_text("ok")
+    return folder
+
+
+def test_local_folder_is_served_as_is(tmp_path: Path) -> None:
+    folder = tmp_path / "My-Model"
+    folder.mkdir()
+    resolved = resolve_model(Settings(model=str(folder), data_dir=tmp_path))
+    assert resolved == models.ResolvedModel("local", str(folder), "my-model")
+
+
+def test_unreachable_hub_model_falls_back_to_demo_with_a_notice(monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
+    demo = _fake_demo(tmp_path)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    resolved = resolve_model(Settings(data_dir=tmp_path, hub_probe_timeout=1))
+    assert resolved.source == "demo"
+    assert resolved.model == str(demo)
+    assert resolved.notice is not None and "baidu/ERNIE-4.5-0.3B-PT" in resolved.notice
+
+
+def test_hub_model_in_local_cache_is_used_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    snapshot = tmp_path / "hf" / "hub" / "models--baidu--ERNIE-4.5-0.3B-PT" / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    resolved = resolve_model(Settings(data_dir=tmp_path))
+    assert resolved.source == "hub"
+    assert resolved.model == "baidu/ERNIE-4.5-0.3B-PT"
+    assert resolved.notice is None
+
+
+def test_half_built_demo_is_not_used(tmp_path: Path) -> None:
+    folder = _fake_demo(tmp_path)
+    (folder / "COMPLETE").unlink()
+    assert not models.is_complete(folder)
+    with pytest.raises(RuntimeError, match="engine environment is missing"):
+        models.build_demo_model(Settings(data_dir=tmp_path, engine_venv=tmp_path / "no-venv"))
