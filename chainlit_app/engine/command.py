@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-
 @dataclass(frozen=True)
 class LaunchSpec:
     """Everything one launch of the server needs; the key is per launch and never logged."""
