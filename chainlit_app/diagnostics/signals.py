@@ -1,0 +1,190 @@
+"""What the chat itself observes, turned into findings (source='chat').
+
+The server log cannot tell why a 400 happened or that an answer came back empty; the client can.
+These pure functions take what the chat saw (an exception, the final text, timings, metrics) and
+return findings of the same taxonomy, so the panel shows both sides together.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import deque
+
+import httpx
+import openai
+
+from .classifier import Finding, evidence_text
+from .rules import match_rule
+from .taxonomy import KINDS, Kind
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _finding(kind: Kind, text: str, hint: str = "", rule: str = "") -> Finding:
+    return Finding(
+        kind=kind.value,
+        line=0,
+        text=evidence_text(text, ()),
+        hint=hint or KINDS[kind].fix[0],
+        source="chat",
+        rule=rule or f"chat_{kind.value}",
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    """'Type: message', followed by the chain of causes (httpx errors hide under openai's)."""
+    parts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(parts) < 4:
+        seen.add(id(current))
+        parts.append(f"{type(current).__name__}: {current}".strip())
+        current = current.__cause__ or current.__context__
+    return " <- ".join(parts)
+
+
+def _from_text(text: str, default: Kind | None, rule: str) -> Finding | None:
+    """Let the log rules read a server error message; fall back to `default`."""
+    matched = match_rule(text)
+    if matched is not None and matched.role != "wrapper":
+        return _finding(matched.kind, text, matched.hint, f"chat_{matched.id}")
+    if default is None:
+        return None
+    return _finding(default, text, rule=rule)
+
+
+_TIMEOUTS = (openai.APITimeoutError, httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout, TimeoutError)
+_UNREACHABLE = (
+    openai.APIConnectionError,
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.RemoteProtocolError,
+    ConnectionError,
+)
+
+
+def from_exception(exc: BaseException) -> Finding | None:
+    """Map an exception raised while talking to vLLM to a finding; None if it is none of ours."""
+    text = _describe(exc)
+    if isinstance(exc, _TIMEOUTS):
+        hint = (
+            "No answer within the client timeout: the server is overloaded or stuck; check /metrics "
+            "(waiting requests, tokens/s)."
+        )
+        return _finding(Kind.SLOW_OR_STALLED, text, hint, "chat_timeout")
+    if isinstance(exc, _UNREACHABLE):
+        return _finding(Kind.CONNECTION, text, rule="chat_connection")
+    if isinstance(exc, openai.AuthenticationError):
+        return _finding(Kind.AUTH, text, rule="chat_auth")
+    if isinstance(exc, openai.NotFoundError):
+        if "does not exist" in text:
+            return _finding(Kind.MODEL_NOT_FOUND, text, rule="chat_model_not_found")
+        hint = "The URL path does not exist on the server: CHAT_VLLM_URL must be http://HOST:PORT/v1."
+        return _finding(Kind.MODEL_NOT_FOUND, text, hint, "chat_route_not_found")
+    if isinstance(exc, openai.BadRequestError):
+        return _from_text(text, None, "chat_bad_request")
+    if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
+        return _from_text(text, Kind.CONNECTION, "chat_server_error")
+    return None
+
+
+def _escaped_sample(text: str, index: int, width: int = 24) -> str:
+    sample = text[max(0, index - width) : index + width]
+    return sample.encode("unicode_escape").decode("ascii")[:120]
+
+
+def from_answer(
+    text: str, finish_reason: str | None, completion_tokens: int | None, eos_hint: str = ""
+) -> list[Finding]:
+    """Findings about a finished answer: empty (or whitespace only) and undecodable text."""
+    findings: list[Finding] = []
+    if not text.strip():
+        evidence = (
+            f"empty answer ({len(text)} characters, all whitespace): finish_reason={finish_reason!r}, "
+            f"completion_tokens={completion_tokens}"
+        )
+        if finish_reason == "length" and (completion_tokens or 0) > 0:
+            hint = "Only whitespace fitted into max_tokens: raise max_tokens and check the chat template."
+        elif (completion_tokens or 0) <= 1 and finish_reason in (None, "stop"):
+            hint = "Generation stopped at the first token: the EOS/stop configuration ends answers at once."
+        else:
+            hint = KINDS[Kind.EMPTY_OUTPUT].fix[0]
+        if eos_hint:
+            hint = f"{hint} ({eos_hint})"
+        findings.append(_finding(Kind.EMPTY_OUTPUT, evidence, hint, "chat_empty_answer"))
+    replacement = text.count("\ufffd")
+    controls = len(_CONTROL.findall(text))
+    if replacement or controls:
+        first = min(i for i in (text.find("\ufffd"), _first_control(text)) if i >= 0)
+        evidence = (
+            f"{replacement} U+FFFD and {controls} control characters in a {len(text)}-character answer, e.g. "
+            f"'{_escaped_sample(text, first)}'"
+        )
+        findings.append(_finding(Kind.DECODE_ERROR, evidence, rule="chat_garbled_answer"))
+    elif _degenerate(text):
+        evidence = f"the {len(text)}-character answer is one repeated character: '{_escaped_sample(text, 0)}'"
+        hint = "One symbol repeated (e.g. '!!!!') comes from broken numerics: serve with --dtype float32 on "
+        "a CPU."
+        findings.append(_finding(Kind.DECODE_ERROR, evidence, hint, "chat_degenerate_answer"))
+    return findings
+
+
+def _degenerate(text: str) -> bool:
+    """True for answers like '!!!!!!!!!!!!' (NaN logits): >= 16 characters, 90 % one non-word symbol."""
+    stripped = text.strip()
+    if len(stripped) < 16:
+        return False
+    symbol = max(set(stripped), key=stripped.count)
+    return not symbol.isalnum() and stripped.count(symbol) >= 0.9 * len(stripped)
+
+
+def _first_control(text: str) -> int:
+    m = _CONTROL.search(text)
+    return m.start() if m else -1
+
+
+class FirstTokenWatch:
+    """Remembers recent time-to-first-token values and flags one that is far above the usual."""
+
+    def __init__(
+        self, window: int = 20, factor: float = 5.0, min_seconds: float = 10.0, min_samples: int = 3
+    ) -> None:
+        self._samples: deque[float] = deque(maxlen=window)
+        self._factor = factor
+        self._min_seconds = min_seconds
+        self._min_samples = min_samples
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self._samples) if self._samples else None
+
+    def observe(self, seconds: float) -> Finding | None:
+        """Add one measurement; a finding when it is > factor x median and > min_seconds."""
+        median = self.median
+        enough = len(self._samples) >= self._min_samples
+        self._samples.append(seconds)
+        if not enough or median is None:
+            return None
+        if seconds > self._factor * median and seconds > self._min_seconds:
+            text = f"first token after {seconds:.1f} s; the recent median is {median:.1f} s"
+            hint = (
+                "The first token came far later than usual: the server is queueing or prefilling a long "
+                "prompt; check /metrics."
+            )
+            return _finding(Kind.SLOW_OR_STALLED, text, hint, "chat_slow_first_token")
+        return None
+
+
+def from_metrics(
+    running: float, waiting: float, gen_tokens_delta: float, seconds: float, min_seconds: float = 30.0
+) -> Finding | None:
+    """Requests present but no token generated for `seconds` (>= min_seconds): stalled."""
+    if seconds < min_seconds or gen_tokens_delta > 0 or (running <= 0 and waiting <= 0):
+        return None
+    text = (
+        f"{running:g} running and {waiting:g} waiting requests, 0 tokens generated in {seconds:.0f} s "
+        "(vllm:generation_tokens_total did not grow)"
+    )
+    hint = "Requests are present but no token was generated: the engine hangs or is overloaded; restart it."
+    return _finding(Kind.SLOW_OR_STALLED, text, hint, "metrics_stalled")

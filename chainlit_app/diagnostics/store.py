@@ -1,0 +1,164 @@
+"""In-memory state behind the diagnostics panel: de-duplicated findings and the recent log lines.
+
+A log repeats the same failure hundreds of times; the panel should show it once with a count, the
+first and last time it was seen and a few evidence lines. After a restart that made the engine
+healthy again, old findings are marked resolved rather than deleted, so the admin still sees what
+happened. Everything is bounded. Single asyncio loop: no locking needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .classifier import Finding
+from .redact import redact
+from .rules import line_level, parse_line, strip_ansi
+from .taxonomy import kind_info
+
+MAX_EVIDENCE = 5
+_NUMBERS = re.compile(r"0x[0-9a-f]+|\d+(?:\.\d+)?", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+
+def cause_key(finding: Finding) -> str:
+    """What makes two findings 'the same problem': the rule that fired, else the evidence text with
+    prefixes, numbers and spacing normalised (so pids, ports and timestamps do not split entries)."""
+    if finding.rule:
+        return finding.rule
+    message = parse_line(strip_ansi(finding.text)).message
+    return _SPACES.sub(" ", _NUMBERS.sub("#", message.lower())).strip()[:160]
+
+
+@dataclass
+class _Entry:
+    id: str
+    kind: str
+    title: str
+    severity: str
+    hint: str
+    fix: list[str]
+    first_seen: float
+    last_seen: float
+    count: int = 0
+    evidence: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_EVIDENCE))
+    resolved: bool = False
+    resolved_at: float | None = None
+    resolved_reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "title": self.title,
+            "severity": self.severity,
+            "count": self.count,
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+            "evidence": list(self.evidence),
+            "hint": self.hint,
+            "fix": list(self.fix),
+            "resolved": self.resolved,
+            "resolved_at": self.resolved_at,
+            "resolved_reason": self.resolved_reason,
+        }
+
+
+class FindingsStore:
+    """Findings keyed by (kind, cause); open entries first in `snapshot`, at most `max_entries` kept."""
+
+    def __init__(self, max_entries: int = 200, clock: Callable[[], float] = time.time) -> None:
+        self._entries: dict[tuple[str, str], _Entry] = {}
+        self._max = max_entries
+        self._clock = clock
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def add(self, finding: Finding) -> dict[str, Any]:
+        """Record one occurrence; a new occurrence of a resolved problem reopens it."""
+        now = self._clock()
+        key = (finding.kind, cause_key(finding))
+        entry = self._entries.get(key)
+        if entry is None:
+            self._make_room()
+            info = kind_info(finding.kind)
+            entry = _Entry(
+                id=hashlib.sha1("|".join(key).encode()).hexdigest()[:12],
+                kind=finding.kind,
+                title=info.title if info else finding.kind,
+                severity=info.severity if info else "error",
+                hint=finding.hint,
+                fix=list(info.fix) if info else [],
+                first_seen=now,
+                last_seen=now,
+            )
+            self._entries[key] = entry
+        entry.count += 1
+        entry.last_seen = now
+        entry.hint = finding.hint or entry.hint
+        if entry.resolved:
+            entry.resolved, entry.resolved_at, entry.resolved_reason = False, None, ""
+        item = {"line": finding.line, "text": finding.text, "source": finding.source}
+        if item not in entry.evidence:
+            entry.evidence.append(item)
+        return entry.to_dict()
+
+    def add_all(self, findings: Iterable[Finding]) -> None:
+        for finding in findings:
+            self.add(finding)
+
+    def resolve_all(self, reason: str = "") -> int:
+        """Mark every open entry resolved (e.g. the engine is healthy again after a restart)."""
+        now = self._clock()
+        changed = 0
+        for entry in self._entries.values():
+            if not entry.resolved:
+                entry.resolved, entry.resolved_at, entry.resolved_reason = True, now, reason
+                changed += 1
+        return changed
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """Open entries first, then resolved ones; newest (last_seen) first within each group."""
+        ordered = sorted(self._entries.values(), key=lambda e: (e.resolved, -e.last_seen))
+        return [e.to_dict() for e in ordered]
+
+    def _make_room(self) -> None:
+        if len(self._entries) < self._max:
+            return
+        resolved = [k for k, e in self._entries.items() if e.resolved]
+        pool = resolved or list(self._entries)
+        oldest = min(pool, key=lambda k: self._entries[k].last_seen)
+        del self._entries[oldest]
+
+
+class LogRing:
+    """The last `size` log lines, redacted, with their level, for the panel's log tail."""
+
+    def __init__(self, size: int = 500, secrets: Iterable[str] = ()) -> None:
+        self._lines: deque[dict[str, Any]] = deque(maxlen=size)
+        self._secrets = tuple(s for s in secrets if s)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def append(self, lineno: int, text: str) -> None:
+        text = strip_ansi(text.rstrip("\r\n"))[:2000]
+        self._lines.append({"n": lineno, "text": redact(text, self._secrets), "level": line_level(text)})
+
+    def tail(self, n: int = 200) -> list[dict[str, Any]]:
+        """The last n lines, oldest first."""
+        if n <= 0:
+            return []
+        return list(self._lines)[-n:]
+
+    def clear(self) -> None:
+        self._lines.clear()

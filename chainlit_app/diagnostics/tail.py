@@ -1,0 +1,165 @@
+"""Follow a growing log file like `tail -F`, for the live diagnostics panel.
+
+The supervisor's vLLM log grows line by line, may be truncated (copytruncate, a fresh start) or
+rotated (renamed and recreated), and may not exist yet when the panel starts. Writers flush partial
+lines, so a line is only handed out once its newline has arrived. Memory stays bounded: an
+over-long line is cut at `max_line` bytes and the rest of it is skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from os import PathLike
+from typing import Any
+
+import aiofiles
+import aiofiles.os
+
+MAX_LINE_BYTES = 64 * 1024
+
+
+class LogFollower:
+    """Async iterator over (lineno, line) of a file that keeps growing; `stop()` ends the iteration.
+
+    Line numbers are 1-based positions in the current file; they restart at 1 after a truncation or
+    a rotation. With `from_start=False` the lines already in the file are skipped (but counted).
+    """
+
+    def __init__(
+        self,
+        path: str | PathLike[str],
+        *,
+        from_start: bool = True,
+        poll_interval: float = 0.1,
+        max_line: int = MAX_LINE_BYTES,
+        chunk_size: int = 64 * 1024,
+    ) -> None:
+        self.path = os.fspath(path)
+        self._from_start = from_start
+        self._poll = poll_interval
+        self._max_line = max_line
+        self._chunk = chunk_size
+        self._stopped = False
+        self._wake = asyncio.Event()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def stop(self) -> None:
+        """End `lines()` at its next step (within one poll interval)."""
+        self._stopped = True
+        self._wake.set()
+
+    async def lines(self) -> AsyncIterator[tuple[int, str]]:
+        """Yield complete lines (without the newline) as they are written."""
+        skip_existing = not self._from_start
+        while not self._stopped:
+            handle = await self._open()
+            if handle is None:
+                return
+            try:
+                async for item in self._follow(handle, skip_existing):
+                    yield item
+            finally:
+                await handle.close()
+            skip_existing = False  # a rotated-in file is new: read it from its start
+
+    async def _open(self) -> Any:
+        """Open the file, waiting for it to appear; None once stopped."""
+        while not self._stopped:
+            try:
+                return await aiofiles.open(self.path, "rb")
+            except FileNotFoundError:
+                await self._sleep()
+        return None
+
+    async def _follow(self, handle: Any, skip_existing: bool) -> AsyncIterator[tuple[int, str]]:
+        st = os.fstat(handle.fileno())
+        identity = (st.st_dev, st.st_ino)
+        lineno, pos = await self._skip_to_end(handle) if skip_existing else (0, 0)
+        buf = bytearray()
+        discarding = False  # inside the unread tail of an over-long line
+        while not self._stopped:
+            chunk = await handle.read(self._chunk)
+            if chunk:
+                pos += len(chunk)
+                buf += chunk
+                lines, discarding = self._split(buf, discarding)
+                for line in lines:
+                    lineno += 1
+                    yield lineno, line
+                continue
+            state = await self._state(identity, pos)
+            if state == "truncated":
+                await handle.seek(0)
+                lineno, pos, discarding = 0, 0, False
+                buf.clear()
+                continue
+            if state == "rotated":
+                if buf and not discarding:  # the old file will not grow any more: hand out its last line
+                    yield lineno + 1, self._decode(bytes(buf))
+                return
+            await self._sleep()
+
+    def _split(self, buf: bytearray, discarding: bool) -> tuple[list[str], bool]:
+        """Take complete lines out of `buf` (in place); cut and start discarding an over-long line."""
+        lines: list[str] = []
+        while True:
+            newline = buf.find(b"\n")
+            if newline < 0:
+                break
+            line = bytes(buf[:newline])
+            del buf[: newline + 1]
+            if discarding:
+                discarding = False
+                continue
+            lines.append(self._decode(line))
+        if discarding:
+            buf.clear()
+        elif len(buf) > self._max_line:
+            lines.append(self._decode(bytes(buf[: self._max_line])))
+            buf.clear()
+            discarding = True
+        return lines, discarding
+
+    async def _skip_to_end(self, handle: Any) -> tuple[int, int]:
+        """Count the complete lines already present and position after the last newline, so that a
+        partial last line is still delivered whole once it is finished."""
+        count = 0
+        offset = 0
+        last_newline_end = 0
+        while True:
+            chunk = await handle.read(1024 * 1024)
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            idx = chunk.rfind(b"\n")
+            if idx >= 0:
+                last_newline_end = offset + idx + 1
+            offset += len(chunk)
+        await handle.seek(last_newline_end)
+        return count, last_newline_end
+
+    async def _state(self, identity: tuple[int, int], pos: int) -> str:
+        """'rotated' (path gone or another inode), 'truncated' (shorter than what we read) or 'same'."""
+        try:
+            st = await aiofiles.os.stat(self.path)
+        except FileNotFoundError:
+            return "rotated"
+        if (st.st_dev, st.st_ino) != identity:
+            return "rotated"
+        if st.st_size < pos:
+            return "truncated"
+        return "same"
+
+    async def _sleep(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), self._poll)
+
+    @staticmethod
+    def _decode(data: bytes) -> str:
+        return data.decode("utf-8", errors="replace").rstrip("\r")

@@ -1,0 +1,432 @@
+"""The log classifier on the labelled corpus (real vLLM logs) and on the behaviours a user relies on:
+the root cause is the earliest real cause, wrappers never win, harmless warnings stay quiet."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from chainlit_app.diagnostics import (
+    HEALTHY,
+    KINDS,
+    RULES,
+    Kind,
+    LineClassifier,
+    Rule,
+    classify_file,
+    classify_lines,
+    redact,
+)
+from chainlit_app.diagnostics.classifier import interesting
+from chainlit_app.diagnostics.rules import literal_needles, match_rule, parse_line
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "logs"
+CORPUS_FILES = sorted(CORPUS.glob("*/*.log"))
+LABELS = {k.value for k in Kind} | {HEALTHY}
+
+
+def _file_lines(path: Path) -> list[str]:
+    """Lines as the classifier numbers them: split at '\\n' only (progress bars contain '\\r')."""
+    return path.read_bytes().decode("utf-8", errors="replace").split("\n")
+
+
+# --- the corpus ----------------------------------------------------------------------------------
+
+
+def test_corpus_is_labelled_and_large_enough() -> None:
+    assert len(CORPUS_FILES) >= 40
+    folders = {p.parent.name for p in CORPUS_FILES}
+    assert folders <= LABELS, folders - LABELS
+    assert folders == LABELS, f"kinds without a log: {LABELS - folders}"
+    sources = (CORPUS / "SOURCES.md").read_text()
+    missing = [p.name for p in CORPUS_FILES if f"`{p.name}`" not in sources]
+    assert not missing, f"files without a source in SOURCES.md: {missing}"
+
+
+def test_corpus_accuracy_per_kind() -> None:
+    total: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    wrong: list[str] = []
+    for path in CORPUS_FILES:
+        expected = path.parent.name
+        got = classify_file(path).kind
+        total[expected] += 1
+        if got == expected:
+            right[expected] += 1
+        else:
+            wrong.append(f"{path.parent.name}/{path.name} -> {got}")
+    print("\nkind              files  correct  accuracy")
+    for kind in sorted(total):
+        print(f"{kind:17} {total[kind]:5}  {right[kind]:7}  {right[kind] / total[kind]:8.0%}")
+    overall = sum(right.values()) / sum(total.values())
+    print(f"{'overall':17} {sum(total.values()):5}  {sum(right.values()):7}  {overall:8.0%}")
+    for line in wrong:
+        print("  MISS", line)
+    assert overall >= 0.9, wrong
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.glob("healthy/*.log")), ids=lambda p: p.name)
+def test_healthy_logs_raise_no_finding_at_all(path: Path) -> None:
+    report = classify_file(path)
+    assert report.kind == HEALTHY
+    assert report.findings == []
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_root_finding_is_first_and_points_at_its_line(path: Path) -> None:
+    report = classify_file(path)
+    if report.kind == HEALTHY:
+        return
+    root = report.findings[0]
+    assert root.root and report.root is root and root.kind == report.kind
+    assert sum(f.root for f in report.findings) == 1
+    lines = _file_lines(path)
+    # evidence is the (stripped, colour-free) text of the line it names
+    assert root.text[:60].replace("…", "") in lines[root.line - 1]
+
+
+# --- rule table hygiene ------------------------------------------------------------------------
+
+
+def test_every_kind_has_title_fix_and_rules() -> None:
+    assert set(KINDS) == set(Kind)
+    for info in KINDS.values():
+        assert info.title and info.explanation and len(info.fix) >= 2
+        assert info.severity in ("critical", "error", "warning")
+    assert {r.kind for r in RULES} == set(Kind)
+
+
+def test_fix_texts_avoid_the_corrected_claims() -> None:
+    text = " ".join(" ".join((i.explanation, *i.fix)) for i in KINDS.values()).lower()
+    for wrong in ("--enable-moe", "moe-expert-parallel", "50051", "grpc", "paddle2hf", "vocab 250002"):
+        assert wrong not in text
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_rule_examples_match_their_rule_and_pass_the_prefilter(rule: Rule) -> None:
+    assert rule.needles, "every alternative of a pattern needs a literal for the pre-filter"
+    assert rule.examples, "each rule documents at least one real-looking line"
+    for example in rule.examples:
+        message = parse_line(example).message
+        assert rule.pattern.search(message), example
+        assert interesting(example.lower()), example
+        matched = match_rule(message)
+        assert matched is not None and matched.kind == rule.kind, (example, matched and matched.id)
+
+
+def test_literal_needles_are_taken_from_every_alternative() -> None:
+    assert literal_needles(r"No available memory|# GPU blocks: 0\b") == (
+        "no available memory",
+        "# gpu blocks: 0",
+    )
+    assert literal_needles(r"(?:a|b)x") == ()  # no literal outside the group: not pre-filterable
+    assert literal_needles(r"foo.{0,200}barbaz|quux?z") == ("barbaz", "quu")  # the optional x ends the run
+
+
+# --- root cause selection ----------------------------------------------------------------------
+
+WRAPPER = (
+    "(APIServer pid=42) RuntimeError: Engine core initialization failed. See root cause above. "
+    "Failed core proc(s): {}"
+)
+OOM = (
+    "(EngineCore_DP0 pid=123) ERROR 11-30 14:00:01 [core.py:700] ValueError: No available memory for the "
+    "cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+)
+
+
+def test_wrapper_alone_only_gives_its_fallback_kind() -> None:
+    report = classify_lines([WRAPPER])
+    assert report.kind == "startup_failure"
+    assert report.findings[0].role == "wrapper"
+
+
+def test_wrapper_never_decides_even_when_printed_before_the_cause() -> None:
+    # multi-process logs interleave: the API server's wrapper can land above the engine's error
+    report = classify_lines([WRAPPER, "INFO 11-30 14:00:02 [core.py:1] shutting engine", OOM])
+    assert report.kind == "out_of_memory"
+    assert report.findings[0].line == 3
+    assert [f.kind for f in report.findings[1:]] == ["startup_failure"]
+    assert not report.findings[1].root
+
+
+def test_root_cause_before_wrapper_and_consequences_listed_after() -> None:
+    lines = [
+        "INFO 11-30 14:00:00 [api_server.py:1] vLLM API server version 0.32.0",
+        OOM,
+        WRAPPER,
+        "(APIServer pid=42) RuntimeError: Engine process failed to start. See stack trace for the root "
+        "cause.",
+    ]
+    report = classify_lines(lines)
+    assert report.kind == "out_of_memory"
+    assert [(f.line, f.root) for f in report.findings] == [(2, True), (3, False), (4, False)]
+
+
+def test_earliest_decisive_cause_wins_over_later_ones() -> None:
+    lines = [
+        "ERROR 10-16 05:20:48 registry.py:264] ImportError: /x/flash_attn_2_cuda.so: undefined symbol: "
+        "_ZN3c10",
+        "ValueError: Model architectures ['LlavaForConditionalGeneration'] are not supported for now.",
+    ]
+    assert classify_lines(lines).kind == "version_mismatch"
+    assert classify_lines(lines[::-1]).kind == "startup_failure"
+
+
+def test_weak_signal_decides_only_without_a_decisive_one() -> None:
+    weak = "WARNING 10-10 10:22:05 _custom_ops.py:18] Failed to import from vllm._C with ImportError('x')"
+    port = "OSError: [Errno 98] Address already in use"
+    assert classify_lines([weak]).kind == "version_mismatch"
+    assert classify_lines([weak, port]).kind == "port_in_use"
+
+
+# --- harmless lines and lifecycle --------------------------------------------------------------
+
+HARMLESS_LINES = [
+    "(APIServer pid=4100) WARNING 11-30 14:00:01 [system_utils.py:255] Found ulimit of 20000 and failed to "
+    "automatically increase with error current limit exceeds maximum limit. This can cause fd limit errors "
+    "like "
+    "`OSError: [Errno 24] Too many open files`. Consider increasing with ulimit -n",
+    "(Worker pid=4210) WARNING 11-30 14:00:17 [cpu_worker.py:114] libtcmalloc is not found in LD_PRELOAD. "
+    "For "
+    "best performance, please follow the section `set LD_PRELOAD`",
+    "(Worker pid=4210) WARNING 11-30 14:00:17 [weight_utils.py:812] Attempted to load weight "
+    "model.embed_tokens.weight with dtype torch.float32 into parameter with dtype torch.bfloat16",
+    "/x/vllm/entrypoints/openai/api_server.py:24: DeprecationWarning: `vllm.entrypoints.openai.api_server` "
+    "is "
+    "deprecated and will likely beunsupported in a future version.",
+    "WARNING 02-20 18:36:00 config.py:1148] Possibly too large swap space. 4.00 GiB out of the 7.75 GiB "
+    "total "
+    "CPU memory is allocated for the swap space.",
+    "WARNING 01-21 01:28:57 cache_engine.py:96] Using 'pin_memory=False' as WSL is detected. This may slow "
+    "down the performance.",
+    "(EngineCore pid=4150) INFO 11-30 14:01:18 [shm_broadcast.py:466] No available shared memory broadcast "
+    "block found in 60 seconds. This typically happens when some processes are hanging or doing some "
+    "time-consuming work (e.g. compilation).",
+]
+
+
+def test_harmless_warnings_raise_nothing() -> None:
+    assert classify_lines(HARMLESS_LINES).findings == []
+    # the warm-up shared-memory wait stays quiet however often it repeats before start-up completes
+    assert classify_lines([HARMLESS_LINES[-1]] * 6).findings == []
+
+
+def test_shared_memory_wait_after_startup_is_a_stall() -> None:
+    lines = ["INFO:     Application startup complete.", HARMLESS_LINES[-1], HARMLESS_LINES[-1]]
+    report = classify_lines(lines)
+    assert report.kind == "slow_or_stalled"
+    assert report.findings[0].line == 3
+
+
+def test_errors_printed_during_an_intentional_stop_are_ignored() -> None:
+    lines = [
+        "INFO:     Application startup complete.",
+        "(APIServer pid=1) INFO 11-30 14:05:00 [launcher.py:254] [shutdown] API server: shutdown triggered",
+        "(APIServer pid=1) ERROR 11-30 14:05:00 [async_llm.py:906] AsyncLLM output_handler failed.",
+        "(APIServer pid=1) ERROR 11-30 14:05:00 [async_llm.py:906] "
+        "vllm.v1.engine.exceptions.EngineDeadError: "
+        "EngineCore encountered an issue. See stack trace (above) for the root cause.",
+    ]
+    assert classify_lines(lines).kind == HEALTHY
+    # the same wrapper without a stop: reported (as a crash while serving)
+    assert classify_lines([lines[0], lines[2]]).kind == "connection"
+
+
+# --- tracebacks --------------------------------------------------------------------------------
+
+
+def test_traceback_code_lines_do_not_count_only_the_exception_does() -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/x/vllm/worker/worker.py", line 10, in determine_num_available_blocks',
+        '    if "CUDA out of memory" in str(err):',
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        "ValueError: Model architectures ['FooBarForCausalLM'] are not supported for now.",
+    ]
+    report = classify_lines(lines)
+    assert report.kind == "startup_failure"
+    assert [f.line for f in report.findings] == [5]
+
+
+def test_prefixed_v1_traceback_reports_the_exception_line() -> None:
+    prefix = "(EngineCore_DP0 pid=123) ERROR 11-30 14:00:01 [core.py:700] "
+    lines = [
+        prefix + "EngineCore failed to start.",
+        prefix + "Traceback (most recent call last):",
+        prefix + '  File "/x/vllm/v1/engine/core.py", line 506, in run_engine_core',
+        prefix + '    raise ValueError("No available memory for the cache blocks. "',
+        prefix + "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens "
+        "that can be stored in KV cache (7344).",
+    ]
+    report = classify_lines(lines)
+    assert report.kind == "out_of_memory"
+    assert report.findings[0].line == 5 and report.findings[0].root
+    assert report.findings[1].kind == "startup_failure" and report.findings[1].line == 1
+
+
+def test_chained_exception_keeps_the_first_cause() -> None:
+    lines = [
+        "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name': '/no/such/dir'.",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/x/transformers/utils/hub.py", line 595, in cached_files',
+        '    raise OSError(f"{e}") from e',
+        "OSError: We couldn't connect to 'https://huggingface.co' to load this file",
+    ]
+    report = classify_lines(lines)
+    assert report.kind == "startup_failure" and report.findings[0].line == 1
+
+
+# --- request-level heuristics and stalls -------------------------------------------------------
+
+
+def _access(status: str, path: str = "/v1/chat/completions") -> str:
+    return f'INFO:     127.0.0.1:5555 - "POST {path} HTTP/1.1" {status}'
+
+
+def test_bare_400_means_chat_template_until_a_chat_succeeded() -> None:
+    assert classify_lines([_access("400 Bad Request")]).kind == "chat_template"
+    assert classify_lines([_access("200 OK"), _access("400 Bad Request")]).kind == "context_length"
+    assert classify_lines([_access("400 Bad Request", "/v1/completions")]).kind == "context_length"
+
+
+def test_access_status_codes() -> None:
+    assert classify_lines([_access("401 Unauthorized")]).kind == "auth"
+    assert classify_lines([_access("404 Not Found")]).kind == "model_not_found"
+    assert classify_lines([_access("404 Not Found", "/v1//models")]).kind == "connection"
+    assert classify_lines([_access("200 OK"), _access("200 OK")]).kind == HEALTHY
+
+
+def _stats(running: int, waiting: int, prompt: float, gen: float, kv: float = 1.0) -> str:
+    return (
+        f"(APIServer pid=1) INFO 11-30 14:20:10 [loggers.py:335] Engine 000: Avg prompt throughput: {prompt} "
+        f"tokens/s, Avg generation throughput: {gen} tokens/s, Running: {running} reqs, Waiting: {waiting} "
+        f"reqs, CPU KV cache usage: {kv}%, Prefix cache hit rate: 0.0%"
+    )
+
+
+def test_stall_needs_a_streak_of_stats_lines() -> None:
+    stuck = _stats(1, 0, 0.0, 0.0)
+    assert classify_lines([stuck, stuck]).kind == HEALTHY
+    report = classify_lines([stuck, stuck, stuck, stuck])
+    assert report.kind == "slow_or_stalled" and [f.line for f in report.findings] == [3]
+    assert classify_lines([stuck, stuck, _stats(1, 0, 0.0, 40.0), stuck]).kind == HEALTHY
+
+
+def test_requests_waiting_while_none_runs() -> None:
+    idle = _stats(0, 5, 0.0, 0.0)
+    assert classify_lines([idle, idle]).kind == "slow_or_stalled"
+    assert classify_lines([_stats(0, 0, 0.0, 0.0)] * 5).kind == HEALTHY
+    assert classify_lines([_stats(4, 0, 20.0, 230.0)] * 5).kind == HEALTHY
+
+
+def test_full_kv_cache_is_reported_once() -> None:
+    full = _stats(8, 0, 10.0, 100.0, kv=99.5)
+    report = classify_lines([full, full, full, full])
+    assert report.kind == "slow_or_stalled"
+    assert len(report.findings) == 1
+
+
+# --- streaming, files, secrets, speed ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES[::3], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_streaming_feed_equals_batch_classification(path: Path) -> None:
+    classifier = LineClassifier()
+    streamed = []
+    lines = _file_lines(path)
+    for number, line in enumerate(lines, start=1):
+        streamed.extend(classifier.feed(line, number))
+    batch = classify_file(path)
+    batch_keys = {(f.kind, f.line, f.rule) for f in batch.findings}
+    assert batch_keys <= {(f.kind, f.line, f.rule) for f in streamed}
+    first_decisive = next((f for f in streamed if f.role == "decisive"), None)
+    if first_decisive is not None:
+        assert (batch.root.kind, batch.root.line) == (first_decisive.kind, first_decisive.line)  # type: ignore[union-attr]
+    assert classify_lines(lines).to_json() == batch.to_json()
+
+
+def test_json_shape_of_findings() -> None:
+    report = classify_lines([OOM])
+    assert report.to_json() == {"kind": "out_of_memory", "findings": [report.findings[0].to_json()]}
+    assert set(report.findings[0].to_json()) == {"kind", "line", "text", "hint"}
+    assert report.findings[0].hint
+
+
+def test_evidence_is_redacted_and_bounded() -> None:
+    lines = [
+        "curl -H 'Authorization: Bearer sk-live-abcdefgh12345678' http://127.0.0.1:8000/v1/models",
+        'INFO:     127.0.0.1:5555 - "POST /v1/chat/completions HTTP/1.1" 401 Unauthorized  key=my-s3cret-key '
+        + "x" * 900,
+    ]
+    report = classify_lines(lines, secrets=["my-s3cret-key"])
+    text = " ".join(f.text for f in report.findings)
+    assert "sk-live" not in text and "my-s3cret-key" not in text
+    assert all(len(f.text) <= 500 for f in report.findings)
+
+
+def test_file_reading_survives_huge_lines_and_bad_bytes(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_bytes(
+        b"INFO start\n"
+        + b"A" * 300_000
+        + b"\n"
+        + b"bad \xff\xfe bytes\n"
+        + b"OSError: [Errno 98] Address already in use\n"
+    )
+    report = classify_file(log)
+    assert report.lines == 4
+    assert report.kind == "port_in_use" and report.findings[0].line == 4
+    # our own U+FFFD replacement of undecodable bytes is not "garbled model output"
+    assert all(f.kind != "decode_error" for f in report.findings)
+
+
+def test_ordinary_lines_are_cheap() -> None:
+    lines = [
+        "(EngineCore pid=5700) INFO 11-30 15:01:54 [core.py:133] Initializing a V1 LLM engine (v0.32.0) with "
+        "config: model='/tmp/models/demo', speculative_config=None, tokenizer='/tmp/models/demo'",
+        "(APIServer pid=5649) INFO 11-30 15:02:09 [launcher.py:195] Route: /v1/chat/completions, Methods: "
+        "POST",
+        'INFO:     127.0.0.1:59356 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+        "(Worker pid=5783) INFO 11-30 15:02:04 [default_loader.py:501] Loading weights took 1.60 seconds",
+    ] * 5000
+    classifier = LineClassifier()
+    start = time.process_time()
+    for number, line in enumerate(lines, start=1):
+        assert not classifier.feed(line, number)
+    per_line = (time.process_time() - start) / len(lines)
+    print(f"\n{per_line * 1e6:.1f} us of CPU per ordinary line")
+    assert per_line < 100e-6  # 5,000 lines/s must stay far below one core
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("python -m vllm.entrypoints.openai.api_server --api-key tok-AbC123xyz --port 8000", "tok-AbC123xyz"),
+        ("vllm serve m --api_key=tok-AbC123xyz", "tok-AbC123xyz"),
+        ("-H 'Authorization: Bearer tok-AbC123xyz'", "tok-AbC123xyz"),
+        ('{"api_key": "tok-AbC123xyz", "model": "tiny"}', "tok-AbC123xyz"),
+        ("export VLLM_API_KEY=tok-AbC123xyz", "tok-AbC123xyz"),
+        ("HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz012345 vllm serve", "hf_abcdefghijklmnopqrstuvwxyz012345"),
+        ("client = OpenAI(api_key='sk-proj-abcdefgh12345')", "sk-proj-abcdefgh12345"),
+        ("model says: sk-abcdefghijkl is my key", "sk-abcdefghijkl"),
+    ],
+)
+def test_redact_masks_credential_shapes(text: str, secret: str) -> None:
+    masked = redact(text)
+    assert secret not in masked and "***" in masked
+
+
+def test_redact_keeps_ordinary_text_and_masks_given_secrets() -> None:
+    line = "INFO non-default args: {'max_tokens': 600, 'model': '/srv/m', 'api_key': '***'}"
+    assert redact(line) == line
+    assert (
+        redact("connected with my-pass-123 to 127.0.0.1", ["my-pass-123"])
+        == "connected with *** to 127.0.0.1"
+    )

@@ -1,0 +1,93 @@
+"""`python -m chainlit_app.diagnostics classify` as a user runs it: a subprocess over real log files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "logs"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "chainlit_app.diagnostics", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def test_json_one_object_per_file_in_order() -> None:
+    files = [
+        CORPUS / "port_in_use" / "recorded_cpu_port_taken.log",
+        CORPUS / "healthy" / "recorded_cpu_smollm2_serve_and_stop.log",
+        CORPUS / "out_of_memory" / "gh20581_worker_oom_then_enginecore_failed.log",
+    ]
+    result = _run("classify", "--json", *map(str, files))
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["file"] for r in rows] == [str(f) for f in files]
+    assert [r["kind"] for r in rows] == ["port_in_use", "healthy", "out_of_memory"]
+    for row in rows:
+        assert set(row) == {"file", "kind", "findings"}
+        for finding in row["findings"]:
+            assert set(finding) == {"kind", "line", "text", "hint"}
+            assert isinstance(finding["line"], int) and finding["line"] >= 1
+    assert rows[0]["findings"][0]["line"] == 40
+    assert rows[0]["findings"][0]["text"] == "OSError: [Errno 98] Address already in use"
+    assert rows[1]["findings"] == []
+    oom = rows[2]["findings"]
+    assert oom[0]["kind"] == "out_of_memory" and oom[0]["line"] == 1
+    assert [f["kind"] for f in oom[1:]] == ["startup_failure"]  # the wrapper, listed after the cause
+
+
+def test_text_report_names_root_cause_evidence_and_fix() -> None:
+    log = CORPUS / "startup_failure" / "recorded_cpu_missing_model_dir.log"
+    result = _run("classify", str(log))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Root cause: startup_failure - The server stopped before it was ready" in out
+    assert "line 20: huggingface_hub.errors.HFValidationError" in out
+    assert "Fix:" in out and "1. Check CHAT_MODEL" in out
+    assert out.index("Root cause") < out.index("Also seen")
+
+
+def test_healthy_text_report() -> None:
+    result = _run("classify", str(CORPUS / "healthy" / "constructed_facts_cpu_compile_warmup.log"))
+    assert result.returncode == 0
+    assert "healthy: no failure found" in result.stdout
+
+
+def test_secrets_are_masked_in_output(tmp_path: Path) -> None:
+    log = tmp_path / "client.log"
+    log.write_text(
+        "curl -H 'Authorization: Bearer abc-secret-777' http://127.0.0.1:8000/v1/chat/completions\n"
+        '{"error":"Unauthorized"} key used: my-private-key\n'
+    )
+    result = _run("classify", "--json", "--secret", "my-private-key", str(log))
+    row = json.loads(result.stdout)
+    assert row["kind"] == "auth"
+    assert "my-private-key" not in result.stdout and "abc-secret-777" not in result.stdout
+
+
+def test_unreadable_file_is_reported_and_the_others_still_classified(tmp_path: Path) -> None:
+    result = _run(
+        "classify",
+        "--json",
+        str(tmp_path / "missing.log"),
+        str(CORPUS / "auth" / "gh22407_v1_access_401.log"),
+    )
+    assert result.returncode == 2
+    assert "missing.log" in result.stderr
+    [row] = [json.loads(line) for line in result.stdout.splitlines()]
+    assert row["kind"] == "auth"
+
+
+def test_usage_errors() -> None:
+    assert _run().returncode == 2
+    assert _run("classify").returncode == 2

@@ -1,0 +1,167 @@
+"""LogFollower on real files: appends, partial lines, truncation, rotation, late files, long lines."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from chainlit_app.diagnostics import LogFollower
+
+
+class Collector:
+    """Runs a follower in the background and records what it yields, with arrival times."""
+
+    def __init__(self, follower: LogFollower) -> None:
+        self.follower = follower
+        self.lines: list[tuple[int, str]] = []
+        self.times: list[float] = []
+        self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        async for item in self.follower.lines():
+            self.lines.append(item)
+            self.times.append(time.monotonic())
+
+    async def wait_for(self, count: int, timeout: float = 3.0) -> list[tuple[int, str]]:
+        deadline = time.monotonic() + timeout
+        while len(self.lines) < count and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return list(self.lines)
+
+    async def close(self) -> None:
+        self.follower.stop()
+        await asyncio.wait_for(self.task, 2.0)
+
+
+Follow = Callable[..., Collector]
+
+
+@pytest.fixture
+async def follow() -> AsyncIterator[Follow]:
+    collectors: list[Collector] = []
+
+    def start(path: Path, *, from_start: bool = True, max_line: int = 64 * 1024) -> Collector:
+        collector = Collector(LogFollower(path, from_start=from_start, max_line=max_line))
+        collectors.append(collector)
+        return collector
+
+    yield start
+    for collector in collectors:
+        await collector.close()
+
+
+def _append(path: Path, data: str) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(data)
+        fh.flush()
+
+
+async def test_appended_lines_arrive_within_half_a_second(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_text("first\nsecond\n")
+    c = follow(log)
+    assert await c.wait_for(2) == [(1, "first"), (2, "second")]
+    written = time.monotonic()
+    _append(log, "INFO:     Application startup complete.\n")
+    lines = await c.wait_for(3)
+    assert lines[2] == (3, "INFO:     Application startup complete.")
+    assert c.times[2] - written < 0.5
+
+
+async def test_partial_line_is_held_until_its_newline(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_text("")
+    c = follow(log)
+    _append(log, "ERROR: [Errno 98] error while ")
+    await asyncio.sleep(0.4)
+    assert c.lines == []
+    _append(log, "attempting to bind on address\r\nnext\n")
+    assert await c.wait_for(2) == [
+        (1, "ERROR: [Errno 98] error while attempting to bind on address"),
+        (2, "next"),
+    ]
+
+
+async def test_waits_for_a_file_that_does_not_exist_yet(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "later.log"
+    c = follow(log)
+    await asyncio.sleep(0.3)
+    log.write_text("hello\n")
+    assert await c.wait_for(1) == [(1, "hello")]
+
+
+async def test_truncation_restarts_from_the_top(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_text("old 1\nold 2\nold 3\n")
+    c = follow(log)
+    await c.wait_for(3)
+    log.write_text("")  # truncate in place (same inode), as a fresh server start or copytruncate does
+    await asyncio.sleep(0.3)
+    _append(log, "new 1\n")
+    lines = await c.wait_for(4)
+    assert lines[3] == (1, "new 1")
+
+
+async def test_rotation_switches_to_the_new_file(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_text("a\n")
+    c = follow(log)
+    await c.wait_for(1)
+    _append(log, "b\nlast words")  # the old file ends with an unfinished line
+    await asyncio.sleep(0.3)
+    os.rename(log, tmp_path / "vllm.log.1")
+    log.write_text("fresh 1\nfresh 2\n")
+    lines = await c.wait_for(5)
+    assert lines == [(1, "a"), (2, "b"), (3, "last words"), (1, "fresh 1"), (2, "fresh 2")]
+
+
+async def test_from_end_skips_but_counts_existing_lines(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_text("one\ntwo\nthr")
+    c = follow(log, from_start=False)
+    await asyncio.sleep(0.3)
+    assert c.lines == []
+    _append(log, "ee\nfour\n")
+    assert await c.wait_for(2) == [(3, "three"), (4, "four")]
+
+
+async def test_overlong_line_is_cut_and_the_rest_skipped(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_text("")
+    c = follow(log, max_line=1000)
+    _append(log, "x" * 5000)
+    await asyncio.sleep(0.3)
+    _append(log, "y" * 5000 + "\nafter\n")
+    lines = await c.wait_for(2)
+    assert lines == [(1, "x" * 1000), (2, "after")]
+
+
+async def test_undecodable_bytes_are_replaced(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_bytes(b"ok \xff\xfe end\n")
+    c = follow(log)
+    assert await c.wait_for(1) == [(1, "ok \ufffd\ufffd end")]
+
+
+async def test_stop_ends_the_iteration_promptly(tmp_path: Path) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_text("x\n")
+    follower = LogFollower(log, poll_interval=5.0)
+    seen: list[tuple[int, str]] = []
+
+    async def consume() -> None:
+        async for item in follower.lines():
+            seen.append(item)
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.2)
+    started = time.monotonic()
+    follower.stop()
+    await asyncio.wait_for(task, 2.0)
+    assert time.monotonic() - started < 1.0  # stop wakes the poll sleep, it does not wait 5 s
+    assert seen == [(1, "x")] and follower.stopped
