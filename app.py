@@ -8,7 +8,7 @@ from typing import Any
 import chainlit as cl
 from chainlit.config import config as chainlit_config
 
-from chainlit_app import chat
+from chainlit_app import chat, panel
 from chainlit_app.auth import announce_login, current_user_is_admin, ensure_auth_secret, make_user
 from chainlit_app.runtime import Runtime
 from chainlit_app.settings import get_settings
@@ -24,6 +24,7 @@ ensure_auth_secret(SETTINGS)
 USERS = UserDirectory(SETTINGS)
 RUNTIME = Runtime(SETTINGS)
 install_routes(health_router(lambda: RUNTIME))
+install_routes(panel.diagnostics_router(lambda: RUNTIME))
 
 
 @cl.on_app_startup
@@ -44,7 +45,17 @@ async def on_login(username: str, password: str) -> cl.User | None:
 
 @cl.on_chat_start
 async def on_chat_start() -> None:
-    await chat.start_chat(RUNTIME)
+    if current_user_is_admin():
+        await panel.offer_panel()
+        await chat.start_chat(RUNTIME, actions=[panel.open_action()])
+    else:
+        await chat.start_chat(RUNTIME)
+
+
+@cl.action_callback("open_diagnostics")
+async def on_open_diagnostics(_action: cl.Action) -> None:
+    if current_user_is_admin():
+        await panel.open_panel()
 
 
 @cl.on_settings_update
@@ -54,7 +65,11 @@ async def on_settings_update(values: dict[str, Any]) -> None:
 
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
-    await chat.handle_message(RUNTIME, message, current_user_is_admin())
+    admin = current_user_is_admin()
+    if message.command == panel.COMMAND or message.content.strip().lower() in ("/diagnostics", "/diag"):
+        await (panel.open_panel() if admin else chat.say("The diagnostics panel is for admins only."))
+        return
+    await chat.handle_message(RUNTIME, message, admin)
 
 
 @cl.on_stop

@@ -59,6 +59,11 @@ def engine_line(runtime: Runtime) -> str:
     return f"The model server is starting ({elapsed} s so far, 1 to 3 minutes on a CPU){progress}"
 
 
+async def say(text: str) -> None:
+    """A short message from the console itself (not the model)."""
+    await cl.Message(content=text, author=SYSTEM_AUTHOR).send()
+
+
 async def send_settings(params: Params) -> None:
     await cl.ChatSettings(
         [
@@ -70,7 +75,7 @@ async def send_settings(params: Params) -> None:
     ).send()
 
 
-async def start_chat(runtime: Runtime) -> None:
+async def start_chat(runtime: Runtime, actions: list[cl.Action] | None = None) -> None:
     params = default_params(runtime)
     cl.user_session.set(PARAMS, params)
     cl.user_session.set(CONVERSATION, Conversation())
@@ -79,7 +84,7 @@ async def start_chat(runtime: Runtime) -> None:
     notice = runtime.status.notice
     if notice:
         lines.append(f"**Note:** {notice}")
-    await cl.Message(content="\n\n".join(lines), author=SYSTEM_AUTHOR).send()
+    await cl.Message(content="\n\n".join(lines), author=SYSTEM_AUTHOR, actions=actions or []).send()
 
 
 def update_settings(runtime: Runtime, values: dict[str, Any]) -> Params:
@@ -144,17 +149,20 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     last_flush = 0.0
     stream: Any = None
     started = time.monotonic()
+    first_token_at: float | None = None
     finish_reason: str | None = None
+    completion_tokens: int | None = None
     try:
         for attempt in range(2):
             try:
-                stream = await runtime.client().chat.completions.create(
+                stream = await runtime.client().chat.completions.create(  # type: ignore[call-overload]
                     model=runtime.served_model_name,
-                    messages=fitted.messages,  # type: ignore[arg-type]
+                    messages=fitted.messages,
                     temperature=params.temperature,
                     top_p=params.top_p,
                     max_tokens=fitted.max_tokens,
                     stream=True,
+                    stream_options={"include_usage": True},
                 )
                 break
             except openai.BadRequestError as exc:
@@ -163,6 +171,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
                     continue
                 raise
         async for chunk in stream:
+            if chunk.usage is not None:
+                completion_tokens = chunk.usage.completion_tokens
             if not chunk.choices:
                 continue
             choice = chunk.choices[0]
@@ -173,17 +183,29 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
                 continue
             buffer.append(token)
             now = time.monotonic()
+            if first_token_at is None:
+                first_token_at = now
             if not msg.streaming or now - last_flush >= FLUSH_SECONDS:
                 await msg.stream_token("".join(buffer))
                 buffer.clear()
                 last_flush = now
         if buffer:
             await msg.stream_token("".join(buffer))
+        ttft = first_token_at - started if first_token_at is not None else None
+        findings = runtime.monitor.observe_answer(msg.content, finish_reason, completion_tokens,
+                                                  first_token_seconds=ttft)
         if not msg.content:
-            msg.content = "_(The model returned an empty answer.)_"
+            msg.content = (
+                f"_(The model returned an empty answer: finish reason {finish_reason}, "
+                f"{completion_tokens if completion_tokens is not None else 'unknown'} tokens.)_"
+            )
+            if is_admin:
+                msg.content += "\n\n_Open the diagnostics panel for the likely cause and the fix._"
             await msg.send()
-            log.warning("empty answer (finish_reason=%s)", finish_reason)
+            log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
+        if is_admin and any(f.kind == "decode_error" for f in findings):
+            msg.content += "\n\n_The answer holds undecodable or control characters; see the diagnostics panel._"
         if finish_reason == "length":
             msg.content += "\n\n_(Cut at the max-tokens limit.)_"
         await msg.send()
@@ -199,6 +221,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         await _close(stream)
         partial = msg.content + "".join(buffer)
         explanation = explain(exc, is_admin)
+        runtime.monitor.observe_exception(exc)
         log.warning("chat request failed: %s: %s", type(exc).__name__, exc)
         if partial:
             msg.content = partial + f"\n\n_⚠ Interrupted: {explanation}_"

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import httpx
 import openai
@@ -16,6 +17,7 @@ from chainlit_app.engine.hardware import has_nvidia_gpu
 from chainlit_app.engine.probe import EngineProbe, normalise_base_url
 from chainlit_app.engine.supervisor import EngineState, EngineStatus, Supervisor, SupervisorConfig
 from chainlit_app.models import ResolvedModel, resolve_model
+from chainlit_app.monitor import Endpoint, Monitor
 from chainlit_app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -34,11 +36,25 @@ class Runtime:
         self._client: openai.AsyncOpenAI | None = None
         self._client_key: tuple[str, str] | None = None
         self.started_at = time.time()
+        self.monitor = Monitor(self._log_path, self._endpoint)
 
     # -- lifecycle --------------------------------------------------------------------------------
     def start_background(self) -> None:
         """Begin start-up without blocking the web server (vLLM needs 1 to 3 minutes on a CPU)."""
+        self.monitor.start()
         self._start_task = asyncio.create_task(self._start(), name="engine-start")
+
+    def _log_path(self) -> Path | None:
+        if self.settings.mode == "attach":
+            return self.settings.log_file
+        return self.supervisor.config.log_file if self.supervisor is not None else None
+
+    def _endpoint(self) -> Endpoint | None:
+        if self.settings.mode == "attach":
+            return Endpoint(self.base_url, self.api_key) if self.settings.vllm_url else None
+        if self.supervisor is None or not self.supervisor.spec.port:
+            return None
+        return Endpoint(self.supervisor.base_url, self.supervisor.api_key)
 
     async def _start(self) -> None:
         try:
@@ -86,6 +102,7 @@ class Runtime:
         )
         if self.resolved.notice:
             self.supervisor.status = replace(self.supervisor.status, notice=self.resolved.notice)
+        self.supervisor.add_listener(self.monitor.on_engine_status)
         await self.supervisor.start()
 
     async def _attach(self) -> None:
@@ -107,6 +124,7 @@ class Runtime:
         )
 
     async def stop(self) -> None:
+        await self.monitor.stop()
         if self._start_task is not None and not self._start_task.done():
             self._start_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -448,11 +448,14 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "model_does_not_exist",
         K.MODEL_NOT_FOUND,
-        r"The model [`'\"][^`'\"]*[`'\"] does not exist|The request model:? \S+ does not exist|"
+        r"The model [`'\"].{0,300}?[`'\"] does not exist|The request model:? \S+ does not exist|"
         r"\bmodel [`'\"][^`'\"]+[`'\"] not found",
         hint="The request names a model this server does not serve: set CHAT_SERVED_MODEL_NAME to vLLM's "
         "--served-model-name (see GET /v1/models).",
-        examples=("The model `gpt-4` does not exist. Valid aliases: tiny.",),
+        examples=(
+            "The model `gpt-4` does not exist. Valid aliases: tiny.",
+            "The model `<img src=\"x\" onerror='a'>` does not exist. Valid aliases: tiny.",
+        ),
     ),
     _rule(
         "not_found_error",

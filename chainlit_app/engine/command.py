@@ -60,6 +60,8 @@ def build_argv(python: Path | str, spec: LaunchSpec) -> list[str]:
         "--dtype",
         effective_dtype(spec.dtype, spec.on_gpu),
     ]
+    # Our own probes poll these every second; their access lines would drown the log the panel shows.
+    argv += ["--disable-access-log-for-endpoints", "/health,/metrics,/version"]
     if spec.enforce_eager:
         argv.append("--enforce-eager")
     if spec.on_gpu:

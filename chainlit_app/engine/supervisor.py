@@ -282,11 +282,11 @@ class Supervisor:
             if self._stopping:
                 return
             self._ready.clear()
-            # Reap what is left of the group (engine core, workers) before the next launch.
-            await self._process.stop(grace=2.0)
             log.warning("vLLM exited unexpectedly with code %s; restarting", code)
             self._set(state=EngineState.CRASHED, last_exit_code=code, pid=None,
                       error=f"vLLM exited unexpectedly with code {code}")
+            # Reap what is left of the group (engine core, workers) before the next launch.
+            await self._process.stop(grace=2.0)
             try:
                 await self._launch_with_retries(first=False)
             except (EngineStartError, asyncio.CancelledError):

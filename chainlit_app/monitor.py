@@ -1,0 +1,213 @@
+"""Live diagnosis: follows the engine's log into the classifier, probes /health and /metrics, and
+collects what the chat observes, into one findings store the panel reads. No Chainlit here."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chainlit_app.diagnostics import (
+    Finding,
+    FindingsStore,
+    FirstTokenWatch,
+    LineClassifier,
+    LogFollower,
+    LogRing,
+    from_answer,
+    from_exception,
+    from_metrics,
+)
+from chainlit_app.diagnostics.taxonomy import Kind
+from chainlit_app.engine.probe import EngineProbe, MetricsSnapshot
+from chainlit_app.engine.supervisor import EngineState, EngineStatus
+
+log = logging.getLogger(__name__)
+
+HISTORY_POINTS = 120
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the engine is right now (the port and key change at every launch)."""
+
+    base_url: str
+    api_key: str
+
+
+class Monitor:
+    """Owns the findings store and the log ring; fed by the tail, the probe and the chat."""
+
+    def __init__(
+        self,
+        log_file: Callable[[], Path | None],
+        endpoint: Callable[[], Endpoint | None],
+        probe_interval: float = 1.0,
+        stall_seconds: float = 30.0,
+    ):
+        self._log_file = log_file
+        self._endpoint = endpoint
+        self.probe_interval = probe_interval
+        self.stall_seconds = stall_seconds
+        self.store = FindingsStore()
+        self.ring = LogRing(500)
+        self.first_token = FirstTokenWatch()
+        self.metrics: dict[str, Any] = {}
+        self.history: deque[dict[str, float]] = deque(maxlen=HISTORY_POINTS)
+        self.healthy: bool | None = None
+        self.version: str | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._follower: LogFollower | None = None
+        self._last_snapshot: tuple[float, MetricsSnapshot] | None = None
+        self._idle_since_tokens: float | None = None
+        self._last_state: EngineState | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._tail_loop(), name="diag-tail"),
+            asyncio.create_task(self._probe_loop(), name="diag-probe"),
+        ]
+
+    async def stop(self) -> None:
+        if self._follower is not None:
+            self._follower.stop()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks = []
+
+    # -- engine events ------------------------------------------------------------------------------
+    def on_engine_status(self, status: EngineStatus) -> None:
+        """Crashes become findings; a ready engine after a restart resolves what was open."""
+        previous, self._last_state = self._last_state, status.state
+        if status.state == previous:
+            return
+        if status.state == EngineState.CRASHED and previous == EngineState.READY:
+            code = status.last_exit_code
+            how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"code {code}"
+            self.store.add(Finding(
+                kind=Kind.CONNECTION.value, line=0, source="engine", rule="engine_exited",
+                text=f"vLLM stopped unexpectedly (exit {how}); requests in flight lost their connection",
+                hint="The supervisor restarts it; if it keeps dying, read the log above the exit for the cause.",
+            ))
+        if status.state == EngineState.READY and status.restarts > 0:
+            self.store.resolve_all(f"engine ready again after restart {status.restarts}")
+
+    # -- chat signals -------------------------------------------------------------------------------
+    def observe_exception(self, exc: BaseException) -> Finding | None:
+        finding = from_exception(exc)
+        if finding is not None:
+            self.store.add(finding)
+        return finding
+
+    def observe_answer(self, text: str, finish_reason: str | None, completion_tokens: int | None,
+                       eos_hint: str = "", first_token_seconds: float | None = None) -> list[Finding]:
+        findings = from_answer(text, finish_reason, completion_tokens, eos_hint)
+        if first_token_seconds is not None:
+            slow = self.first_token.observe(first_token_seconds)
+            if slow is not None:
+                findings.append(slow)
+        self.store.add_all(findings)
+        return findings
+
+    # -- the panel's view ----------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "findings": self.store.snapshot(),
+            "log_tail": self.ring.tail(200),
+            "metrics": {**self.metrics, "history": list(self.history)},
+        }
+
+    # -- loops ----------------------------------------------------------------------------------------
+    async def _tail_loop(self) -> None:
+        """Follow the current log file; a restart rotates it, and line numbers start again at 1."""
+        while True:
+            path = self._log_file()
+            if path is None:
+                await asyncio.sleep(0.5)
+                continue
+            self._follower = LogFollower(path, from_start=True, poll_interval=0.1)
+            classifier = LineClassifier()
+            last_lineno = 0
+            try:
+                async for lineno, line in self._follower.lines():
+                    if lineno <= last_lineno:  # truncated or rotated: a new launch, a fresh classifier
+                        classifier = LineClassifier()
+                    last_lineno = lineno
+                    self.ring.append(lineno, line)
+                    for finding in classifier.feed(line, lineno):
+                        self.store.add(finding)
+            except Exception:
+                log.exception("log tail failed; retrying")
+            await asyncio.sleep(0.5)
+
+    async def _probe_loop(self) -> None:
+        probe: EngineProbe | None = None
+        while True:
+            endpoint = self._endpoint()
+            if endpoint is None:
+                await asyncio.sleep(self.probe_interval)
+                continue
+            if probe is None or probe.base_url != endpoint.base_url:
+                if probe is not None:
+                    await probe.aclose()
+                probe = EngineProbe(endpoint.base_url, endpoint.api_key, timeout=2.0)
+                self._last_snapshot = None
+                self.version = await probe.version()
+            try:
+                await self._probe_once(probe)
+            except Exception:
+                log.exception("probe failed")
+            await asyncio.sleep(self.probe_interval)
+
+    async def _probe_once(self, probe: EngineProbe) -> None:
+        self.healthy = await probe.health()
+        snap = await probe.metrics() if self.healthy else None
+        if snap is None:
+            return
+        now = time.time()
+        gen_tps = 0.0
+        if self._last_snapshot is not None:
+            then, previous = self._last_snapshot
+            elapsed = max(1e-6, now - then)
+            delta = snap.generation_tokens_total - previous.generation_tokens_total
+            gen_tps = max(0.0, delta / elapsed)
+            self._check_stall(snap, delta, now)
+        self._last_snapshot = (now, snap)
+        self.metrics = {
+            "running": snap.running,
+            "waiting": snap.waiting,
+            "kv_cache_usage": snap.kv_cache_usage,
+            "generation_tokens_per_s": round(gen_tps, 1),
+            "generation_tokens_total": snap.generation_tokens_total,
+            "prompt_tokens_total": snap.prompt_tokens_total,
+            "mean_ttft_s": snap.mean_ttft,
+            "version": self.version,
+        }
+        self.history.append({"t": round(now, 1), "running": snap.running, "waiting": snap.waiting,
+                             "tps": round(gen_tps, 1), "kv": snap.kv_cache_usage})
+
+    def _check_stall(self, snap: MetricsSnapshot, delta: float, now: float) -> None:
+        """Requests present and no token generated for stall_seconds: slow_or_stalled."""
+        busy = snap.running > 0 or snap.waiting > 0
+        if not busy or delta > 0:
+            self._idle_since_tokens = None
+            return
+        if self._idle_since_tokens is None:
+            self._idle_since_tokens = now
+            return
+        finding = from_metrics(snap.running, snap.waiting, 0.0, now - self._idle_since_tokens,
+                               self.stall_seconds)
+        if finding is not None:
+            self.store.add(finding)
+            self._idle_since_tokens = now

@@ -1,0 +1,69 @@
+"""The admin-only diagnostics side panel: its JSON API and the way to open it from the chat."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import chainlit as cl
+import psutil
+from chainlit.auth import get_current_user
+from fastapi import APIRouter, Depends, HTTPException
+
+from chainlit_app.auth import is_admin
+from chainlit_app.runtime import Runtime
+
+PANEL_ELEMENT = "DiagnosticsPanel"
+API_PATH = "/api/diagnostics"
+COMMAND = "Diagnostics"
+
+
+def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
+    """The contract: engine state, findings, log tail, metrics. No key or secret is in it."""
+    status = runtime.status.to_json()
+    supervisor = runtime.supervisor
+    status["mode"] = runtime.settings.mode
+    status["healthy"] = runtime.monitor.healthy
+    status["version"] = runtime.monitor.version
+    status["process_control"] = runtime.settings.mode == "spawn"
+    if supervisor is not None and supervisor.process is not None and supervisor.process.alive():
+        status["rss_mib"] = round(supervisor.process.rss_bytes() / 2**20)
+    status["app_rss_mib"] = round(psutil.Process(os.getpid()).memory_info().rss / 2**20)
+    status["now"] = time.time()
+    return {"engine": status, **runtime.monitor.snapshot()}
+
+
+def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
+    router = APIRouter()
+
+    @router.get(API_PATH)
+    async def diagnostics(user: Any = Depends(get_current_user)) -> dict[str, Any]:  # noqa: B008
+        if not is_admin(user):
+            raise HTTPException(status_code=403, detail="diagnostics are for admins only")
+        return diagnostics_payload(runtime_getter())
+
+    return router
+
+
+async def offer_panel() -> None:
+    """Admins get a /Diagnostics command in the composer (the button is in the welcome message)."""
+    await cl.context.emitter.set_commands(
+        [{"id": COMMAND, "icon": "activity", "description": "Open the diagnostics panel", "button": True,
+          "persistent": False, "selected": False}]
+    )
+
+
+def open_action() -> cl.Action:
+    return cl.Action(name="open_diagnostics", payload={}, label="Diagnostics", icon="activity",
+                     tooltip="Engine state, findings, live log and metrics")
+
+
+async def open_panel() -> None:
+    """Show the panel in the side bar; the element polls the API itself, so closing it keeps it closed."""
+    await cl.ElementSidebar.set_title("Diagnostics")
+    await cl.ElementSidebar.set_elements(
+        [cl.CustomElement(name=PANEL_ELEMENT, props={"api": API_PATH, "interval": 1000}, display="side")],
+        key="diagnostics",
+    )

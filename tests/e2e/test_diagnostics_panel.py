@@ -1,0 +1,111 @@
+"""The admin's diagnostics panel in a real browser, against real faults of the app's own vLLM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import ADMIN_PASSWORD, USER_PASSWORD, AppServer, login, save_screenshot
+
+pytestmark = pytest.mark.e2e
+
+XSS_MODEL = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+
+
+@contextmanager
+def _session(server: AppServer, user: str, password: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        response = client.post("/login", data={"username": user, "password": password})
+        assert response.status_code == 200, response.text
+        yield client
+
+
+def _engine(server: AppServer) -> dict[str, object]:
+    with _session(server, "admin", ADMIN_PASSWORD) as client:
+        return dict(client.get("/api/diagnostics").json()["engine"])
+
+
+def _engine_key(pid: int) -> str:
+    """The per-launch key, read from the engine's environment as its owner can (never shown by the app)."""
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return next(item.split(b"=", 1)[1].decode() for item in environ if item.startswith(b"VLLM_API_KEY="))
+
+
+def open_panel(page: Page) -> None:
+    page.get_by_role("button", name="Diagnostics").first.click()
+    page.wait_for_selector("#diagnostics-panel", timeout=15_000)
+
+
+def test_api_needs_login_and_admin_role(app_server: AppServer) -> None:
+    assert httpx.get(app_server.url + "/api/diagnostics").status_code == 401
+    with _session(app_server, "alice", USER_PASSWORD) as client:
+        assert client.get("/api/diagnostics").status_code == 403
+    with _session(app_server, "admin", ADMIN_PASSWORD) as client:
+        body = client.get("/api/diagnostics").json()
+    assert set(body) >= {"engine", "findings", "log_tail", "metrics"}
+    assert body["engine"]["state"] == "ready"
+    assert body["log_tail"], "the log tail is empty"
+    assert _engine_key(int(body["engine"]["pid"])) not in str(body), "the API key leaked into the API"
+
+
+def test_non_admin_has_no_panel(app_server: AppServer, page: Page) -> None:
+    login(page, app_server.url, "alice", USER_PASSWORD)
+    page.wait_for_selector("text=is ready", timeout=30_000)
+    expect(page.get_by_role("button", name="Diagnostics")).to_have_count(0)
+    page.fill("#chat-input", "/diagnostics")
+    page.click("#chat-submit")
+    page.wait_for_selector("text=for admins only", timeout=15_000)
+    expect(page.locator("#diagnostics-panel")).to_have_count(0)
+
+
+def test_panel_shows_engine_log_and_a_real_fault_as_text(app_server: AppServer, page: Page) -> None:
+    """A request for a model that does not exist makes vLLM log an ERROR holding the model name; the
+    panel shows it as a named finding with its fix within 2 s, and the HTML in it stays text."""
+    login(page, app_server.url, "admin", ADMIN_PASSWORD)
+    open_panel(page)
+    expect(page.locator("#diag-engine-state")).to_have_text("ready", timeout=10_000)
+    page.wait_for_function("() => document.querySelectorAll('.diag-log-line').length > 5", timeout=10_000)
+
+    engine = _engine(app_server)
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{engine['port']}/v1", api_key=_engine_key(int(engine["pid"])))
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model=XSS_MODEL, messages=[{"role": "user", "content": "hi"}])
+    made = time.monotonic()
+    finding = page.locator(".diag-finding[data-kind=model_not_found]", has_text="does not exist")
+    finding.first.wait_for(timeout=10_000)
+    elapsed = time.monotonic() - made
+    assert elapsed < 2.0 + 1.0, f"the finding took {elapsed:.1f} s to appear"  # 1 s of browser polling slack
+    text = finding.first.inner_text()
+    assert "does not exist" in text
+    assert "--served-model-name" in text or "CHAT_SERVED_MODEL_NAME" in text, "the fix is missing"
+    assert "<img" in text, "the HTML in the log line must be shown as text"
+    assert page.evaluate("window.__xss") is None, "log text was rendered as HTML"
+    assert page.locator("#diagnostics-panel img").count() == 0
+    save_screenshot(page, "diagnostics.png")
+
+
+def test_killed_engine_shows_as_connection_then_resolved(app_server: AppServer, page: Page) -> None:
+    """kill -9 the vLLM server: the panel names it within 2 s, and marks it resolved after the restart."""
+    login(page, app_server.url, "admin", ADMIN_PASSWORD)
+    open_panel(page)
+    expect(page.locator("#diag-engine-state")).to_have_text("ready", timeout=10_000)
+    pid = int(_engine(app_server)["pid"])
+    os.kill(pid, signal.SIGKILL)
+    killed = time.monotonic()
+    crash = page.locator(".diag-finding[data-kind=connection][data-resolved=no]")
+    crash.first.wait_for(timeout=10_000)
+    assert time.monotonic() - killed < 3.0
+    assert "SIGKILL" in crash.first.inner_text()
+    expect(page.locator("#diag-engine-state")).to_have_text("ready", timeout=300_000)
+    page.wait_for_selector(".diag-finding[data-kind=connection][data-resolved=yes]", state="attached",
+                           timeout=10_000)
+    assert _engine(app_server)["restarts"] == 1
