@@ -4,7 +4,6 @@ collects what the chat observes, into one findings store the panel reads. No Cha
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import signal
 import time
@@ -68,22 +67,23 @@ class Monitor:
         self._last_snapshot: tuple[float, MetricsSnapshot] | None = None
         self._idle_since_tokens: float | None = None
         self._last_state: EngineState | None = None
+        self._stopping = False
 
     # -- lifecycle --------------------------------------------------------------------------------
     def start(self) -> None:
+        self._stopping = False
         self._tasks = [
             asyncio.create_task(self._tail_loop(), name="diag-tail"),
             asyncio.create_task(self._probe_loop(), name="diag-probe"),
         ]
 
     async def stop(self) -> None:
+        self._stopping = True
         if self._follower is not None:
             self._follower.stop()
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
 
     # -- engine events ------------------------------------------------------------------------------
@@ -131,7 +131,7 @@ class Monitor:
     # -- loops ----------------------------------------------------------------------------------------
     async def _tail_loop(self) -> None:
         """Follow the current log file; a restart rotates it, and line numbers start again at 1."""
-        while True:
+        while not self._stopping:
             path = self._log_file()
             if path is None:
                 await asyncio.sleep(0.5)
@@ -153,22 +153,24 @@ class Monitor:
 
     async def _probe_loop(self) -> None:
         probe: EngineProbe | None = None
-        while True:
-            endpoint = self._endpoint()
-            if endpoint is None:
+        try:
+            while not self._stopping:
+                endpoint = self._endpoint()
+                if endpoint is not None:
+                    if probe is None or probe.base_url != endpoint.base_url:
+                        if probe is not None:
+                            await probe.aclose()
+                        probe = EngineProbe(endpoint.base_url, endpoint.api_key, timeout=2.0)
+                        self._last_snapshot = None
+                        self.version = await probe.version()
+                    try:
+                        await self._probe_once(probe)
+                    except Exception:
+                        log.exception("probe failed")
                 await asyncio.sleep(self.probe_interval)
-                continue
-            if probe is None or probe.base_url != endpoint.base_url:
-                if probe is not None:
-                    await probe.aclose()
-                probe = EngineProbe(endpoint.base_url, endpoint.api_key, timeout=2.0)
-                self._last_snapshot = None
-                self.version = await probe.version()
-            try:
-                await self._probe_once(probe)
-            except Exception:
-                log.exception("probe failed")
-            await asyncio.sleep(self.probe_interval)
+        finally:
+            if probe is not None:
+                await probe.aclose()
 
     async def _probe_once(self, probe: EngineProbe) -> None:
         self.healthy = await probe.health()

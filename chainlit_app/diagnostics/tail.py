@@ -157,8 +157,11 @@ class LogFollower:
         return "same"
 
     async def _sleep(self) -> None:
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a task's cancellation
+        # when it races with the timeout, and the follower then never stops.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), self._poll)
+            async with asyncio.timeout(self._poll):
+                await self._wake.wait()
 
     @staticmethod
     def _decode(data: bytes) -> str:

@@ -152,7 +152,8 @@ class Supervisor:
             if remaining is not None and remaining <= 0:
                 return False
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._ready.wait(), timeout=min(1.0, remaining or 1.0))
+                async with asyncio.timeout(min(1.0, remaining or 1.0)):
+                    await self._ready.wait()
         return True
 
     def is_ready(self) -> bool:
