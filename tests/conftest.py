@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -62,20 +63,23 @@ def tiny_ernie(demo_model: Path) -> Path:
 
 
 def make_supervisor(model: Path | str, log_dir: Path, served: str = DEMO_SERVED, max_model_len: int = 2048,
-                    **config: object) -> Supervisor:
+                    port: int = 0, extra_args: tuple[str, ...] = (), extra_env: dict[str, str] | None = None,
+                    **config: Any) -> Supervisor:
+    """A supervisor as the app builds it (float32 on the CPU, a fresh port and key per launch)."""
     spec = LaunchSpec(
         model=str(model),
         served_model_name=served,
         host="127.0.0.1",
-        port=0,
+        port=port,
         api_key="",
         max_model_len=max_model_len,
         dtype="float32",
+        extra_args=extra_args,
+        extra_env=extra_env or {},
         cache_dir=PROJECT_ROOT / ".data" / "cache",
     )
-    return Supervisor(
-        SupervisorConfig(python=ENGINE_PYTHON, spec=spec, log_file=log_dir / "vllm.log", **config)  # type: ignore[arg-type]
-    )
+    return Supervisor(SupervisorConfig(python=ENGINE_PYTHON, spec=spec, log_file=log_dir / "vllm.log",
+                                       fixed_port=bool(port), **config))
 
 
 @pytest_asyncio.fixture(scope="session")

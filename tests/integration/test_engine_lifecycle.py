@@ -8,17 +8,28 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import openai
 import psutil
 import pytest
 
+from chainlit_app.diagnostics import from_exception
 from chainlit_app.engine.supervisor import EngineState
 from tests.conftest import make_supervisor, need_engine
 
 pytestmark = pytest.mark.integration
+T = TypeVar("T")
+
+
+async def _enumerate(stream: AsyncIterator[T]) -> AsyncIterator[tuple[int, T]]:
+    index = 0
+    async for item in stream:
+        yield index, item
+        index += 1
 
 
 def _alive(pids: list[int]) -> list[int]:
@@ -52,10 +63,21 @@ async def test_lifecycle_on_tiny_ernie(tiny_ernie: Path, tmp_path: Path) -> None
         assert len(chunks) >= 5
         await client.close()
 
-        # kill -9 the server: the supervisor notices, restarts it, and it is ready again.
+        # kill -9 the server mid-answer: the client sees a dropped connection, named `connection`;
+        # the supervisor notices, restarts it, and it is ready again.
         group_before = [p.pid for p in supervisor.process.group_members()]  # type: ignore[union-attr]
         old_key = supervisor.api_key
-        os.kill(first_pid, signal.SIGKILL)
+        client = openai.AsyncOpenAI(base_url=supervisor.base_url + "/v1", api_key=supervisor.api_key,
+                                    max_retries=0, timeout=30)
+        stream = await client.completions.create(model="tiny-ernie", prompt="Hello", max_tokens=900,
+                                                 stream=True, temperature=1.0, extra_body={"ignore_eos": True})
+        with pytest.raises((openai.APIError, httpx.HTTPError)) as caught:
+            async for index, _chunk in _enumerate(stream):
+                if index == 3:
+                    os.kill(first_pid, signal.SIGKILL)
+        await client.close()
+        finding = from_exception(caught.value)
+        assert finding is not None and finding.kind == "connection", caught.value
         for _ in range(600):
             await asyncio.sleep(0.5)
             if supervisor.is_ready() and supervisor.status.pid != first_pid:
