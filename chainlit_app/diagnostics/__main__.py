@@ -63,6 +63,38 @@ def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
     return status
 
 
+def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+    """Run the preflight; imported lazily so `classify` does not pay for settings and httpx."""
+    import time
+
+    from chainlit_app.settings import Settings
+
+    from .preflight import config_from_settings, is_blocking, run_preflight
+
+    started = time.monotonic()
+    config = config_from_settings(Settings(), args.model)
+    checks = run_preflight(config)
+    blocking = is_blocking(checks)
+    if args.json:
+        payload = {"model": config.model, "blocking": blocking, "checks": [c.to_json() for c in checks]}
+        print(json.dumps(payload, ensure_ascii=False), file=out)
+        return 1 if blocking else 0
+    where = config.model_dir or config.hub_id
+    print(f"== doctor: {config.model}" + (f" ({where})" if str(where) != config.model else ""), file=out)
+    width = max((len(c.name) for c in checks), default=0)
+    for check in checks:
+        print(f"{check.status.upper():<4}  {check.name:<{width}}  {check.message}", file=out)
+        if check.status != "pass":
+            label = "fix (blocking)" if check.blocking else "fix"
+            for number, line in enumerate(textwrap.wrap(check.fix, 96 - width)):
+                print(f"{'':<6}{'':<{width}}  {label + ': ' if number == 0 else '  '}{line}", file=out)
+    fails = sum(c.status == "fail" for c in checks)
+    warns = sum(c.status == "warn" for c in checks)
+    verdict = "BLOCKED: fix the failures above before starting" if blocking else "ready to start vLLM"
+    print(f"== {verdict} ({fails} failed, {warns} warnings, {time.monotonic() - started:.1f} s)", file=out)
+    return 1 if blocking else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m chainlit_app.diagnostics",
@@ -79,10 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     classify.set_defaults(handler=_cmd_classify)
 
     # ------------------------------------------------------------------------------------------
-    # DOCTOR SUBCOMMAND GOES HERE (owned by the preflight module, not implemented in this file):
-    #   doctor = sub.add_parser("doctor", help="preflight checks before spawning vLLM")
-    #   doctor.add_argument("--json", action="store_true")
-    #   doctor.set_defaults(handler=<callable(args, out) -> int>)   # non-zero exit on blocking findings
+    # DOCTOR SUBCOMMAND (owned by the preflight module): non-zero exit on blocking findings.
+    doctor = sub.add_parser("doctor", help="preflight checks before spawning vLLM")
+    doctor.add_argument("--json", action="store_true", help="one JSON object with every check")
+    doctor.add_argument(
+        "--model", metavar="M", help="model folder, Hugging Face repo id or `demo` (default: CHAT_MODEL)"
+    )
+    doctor.set_defaults(handler=_cmd_doctor)
     # ------------------------------------------------------------------------------------------
     return parser
 
