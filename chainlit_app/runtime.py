@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import openai
 
+from chainlit_app.diagnostics.preflight import Check, config_from_settings, is_blocking, run_preflight
 from chainlit_app.engine.command import LaunchSpec, split_extra_args
 from chainlit_app.engine.hardware import has_nvidia_gpu
 from chainlit_app.engine.probe import EngineProbe, normalise_base_url
@@ -70,6 +71,8 @@ class Runtime:
         self._prepare_status = replace(self._prepare_status, progress="resolving the model (and building the "
                                        "demo model on first run)")
         self.resolved = await asyncio.to_thread(resolve_model, self.settings)
+        if self.settings.preflight and not await self._preflight_allows(self.resolved.model):
+            return
         on_gpu = self.settings.device == "gpu" or (self.settings.device == "auto" and has_nvidia_gpu())
         spec = LaunchSpec(
             model=self.resolved.model,
@@ -104,6 +107,27 @@ class Runtime:
             self.supervisor.status = replace(self.supervisor.status, notice=self.resolved.notice)
         self.supervisor.add_listener(self.monitor.on_engine_status)
         await self.supervisor.start()
+
+    async def _preflight_allows(self, model: str) -> bool:
+        """Run the doctor before spawning: a blocking finding stops here, in seconds, with its fix."""
+        self._prepare_status = replace(self._prepare_status, progress="checking the deployment (doctor)")
+        checks: list[Check] = await asyncio.to_thread(
+            lambda: run_preflight(config_from_settings(self.settings, model=model))
+        )
+        for check in checks:
+            finding = check.to_finding()
+            if finding is not None:
+                self.monitor.store.add(finding)
+        if not is_blocking(checks):
+            return True
+        reasons = "; ".join(f"{c.name}: {c.message} (fix: {c.fix})" for c in checks if c.blocking)
+        log.error("preflight refused to start vLLM: %s", reasons)
+        self._prepare_status = replace(
+            self._prepare_status, state=EngineState.FAILED, progress=None,
+            error=f"the preflight check refused to start vLLM: {reasons}",
+            notice=self.resolved.notice if self.resolved else None,
+        )
+        return False
 
     async def _attach(self) -> None:
         if not self.settings.vllm_url:

@@ -39,6 +39,7 @@ class Settings(BaseSettings):
     device: Literal["auto", "cpu", "gpu"] = "auto"
 
     # Supervision.
+    preflight: bool = Field(default=True, description="run the doctor's checks before every spawn")
     startup_timeout: float = Field(default=900.0, gt=0)
     stop_grace: float = Field(default=10.0, ge=0)
     max_restarts: int = Field(default=3, ge=0)
