@@ -53,6 +53,8 @@ def engine_line(runtime: Runtime) -> str:
         return f"Model **{runtime.served_model_name}** is ready."
     if state == "failed":
         return f"The model server could not start: {status.error or 'see the diagnostics panel'}"
+    if runtime.settings.mode == "attach":
+        return f"Waiting for the vLLM server at {runtime.base_url}" + (f": {status.error}" if status.error else "")
     started = status.started_at or runtime.started_at
     elapsed = int(time.time() - started)
     progress = f" — {status.progress}" if status.progress else ""
@@ -222,6 +224,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         partial = msg.content + "".join(buffer)
         explanation = explain(exc, is_admin)
         runtime.monitor.observe_exception(exc)
+        runtime.after_chat_failure()
         log.warning("chat request failed: %s: %s", type(exc).__name__, exc)
         if partial:
             msg.content = partial + f"\n\n_⚠ Interrupted: {explanation}_"

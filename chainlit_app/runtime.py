@@ -9,13 +9,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import httpx
 import openai
 
+from chainlit_app.attach import check_server
 from chainlit_app.diagnostics.preflight import Check, config_from_settings, is_blocking, run_preflight
 from chainlit_app.engine.command import LaunchSpec, split_extra_args
 from chainlit_app.engine.hardware import has_nvidia_gpu
-from chainlit_app.engine.probe import EngineProbe, normalise_base_url
+from chainlit_app.engine.probe import normalise_base_url
 from chainlit_app.engine.supervisor import EngineState, EngineStatus, Supervisor, SupervisorConfig
 from chainlit_app.models import ResolvedModel, resolve_model
 from chainlit_app.monitor import Endpoint, Monitor
@@ -130,22 +130,39 @@ class Runtime:
         return False
 
     async def _attach(self) -> None:
+        """Check the server until it is usable (it may come up after us), then keep watching it."""
         if not self.settings.vllm_url:
             raise RuntimeError("CHAT_MODE=attach needs CHAT_VLLM_URL (for example http://127.0.0.1:8000/v1)")
-        base = normalise_base_url(self.settings.vllm_url)
+        self._prepare_status = replace(self._prepare_status, state=EngineState.STARTING,
+                                       progress=f"connecting to {self.base_url}")
+        while not await self.recheck_attached():
+            await asyncio.sleep(5.0)
+
+    async def recheck_attached(self) -> bool:
+        """Reachability, key and model of the attached server; each failure becomes a finding."""
         key = self.settings.api_key.get_secret_value() if self.settings.api_key else None
-        probe = EngineProbe(base, key)
-        try:
-            names = await probe.models()
-        except httpx.HTTPError as exc:
-            raise RuntimeError(f"cannot use the vLLM server at {base}: {exc}") from exc
-        finally:
-            await probe.aclose()
-        name = self.settings.served_model_name or (names[0] if names else "")
-        self.resolved = ResolvedModel("attach", name, name)
+        result = await check_server(self.base_url, key, self.settings.served_model_name)
+        self.monitor.store.add_all(result.findings)
+        if not result.ok or result.chosen is None:
+            problem = result.findings[0] if result.findings else None
+            error = f"{problem.text} (fix: {problem.hint})" if problem else "the server is not usable"
+            self._prepare_status = replace(self._prepare_status, state=EngineState.STARTING, error=error,
+                                           progress=f"waiting for a usable vLLM server at {self.base_url}")
+            self._attached_status = replace(self._attached_status, state=EngineState.CRASHED, error=error)
+            return False
+        if self._attached_status.state != EngineState.ATTACHED:
+            self.monitor.store.resolve_all("attached server answers again")
+        self.resolved = ResolvedModel("attach", result.chosen, result.chosen, result.notice)
         self._attached_status = EngineStatus(
-            state=EngineState.ATTACHED, model=name, served_model_name=name, ready_at=time.time()
+            state=EngineState.ATTACHED, model=result.chosen, served_model_name=result.chosen,
+            ready_at=self._attached_status.ready_at or time.time(), notice=result.notice, progress=result.version,
         )
+        return True
+
+    def after_chat_failure(self) -> None:
+        """In attach mode a failed request re-checks URL, key and model until the server is usable again."""
+        if self.settings.mode == "attach" and (self._start_task is None or self._start_task.done()):
+            self._start_task = asyncio.get_running_loop().create_task(self._attach(), name="attach-recheck")
 
     async def stop(self) -> None:
         await self.monitor.stop()

@@ -1,0 +1,103 @@
+"""Attach mode: check a vLLM server we did not start (reachable? key? model?) and name what is wrong."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import httpx
+
+from chainlit_app.diagnostics import Finding
+from chainlit_app.diagnostics.taxonomy import Kind
+from chainlit_app.engine.probe import EngineProbe
+
+LOOPBACK = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+
+
+def in_container() -> bool:
+    """Docker and Kubernetes leave these marks; inside them `localhost` is the container itself."""
+    if Path("/.dockerenv").exists() or os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return True
+    try:
+        cgroup = Path("/proc/1/cgroup").read_text(errors="replace")
+    except OSError:
+        return False
+    return any(mark in cgroup for mark in ("docker", "kubepods", "containerd"))
+
+
+@dataclass
+class AttachCheck:
+    """The outcome of one check of the server: the model to use, or findings that say why not."""
+
+    base_url: str
+    models: list[str] = field(default_factory=list)
+    chosen: str | None = None
+    version: str | None = None
+    notice: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.chosen is not None and not self.findings
+
+
+def _finding(kind: Kind, text: str, hint: str) -> Finding:
+    return Finding(kind=kind.value, line=0, text=text, hint=hint, source="attach", rule=f"attach_{kind.value}")
+
+
+def connection_hint(base_url: str) -> str:
+    host = urlparse(base_url).hostname or ""
+    hint = (f"Start vLLM or fix CHAT_VLLM_URL ({base_url}); check the port with "
+            f"`curl {base_url}/health`.")
+    if host in LOOPBACK:
+        where = "This app runs in a container: " if in_container() else "If this app runs in a container, "
+        hint += (f" {where}localhost is the container itself; use the host's address "
+                 "(e.g. http://host.docker.internal:8000) or the vLLM service name.")
+    return hint
+
+
+async def check_server(base_url: str, api_key: str | None, wanted: str | None, timeout: float = 5.0) -> AttachCheck:
+    """Reachability (/health), the key (/v1/models) and the model name, each failure as its finding."""
+    result = AttachCheck(base_url=base_url)
+    probe = EngineProbe(base_url, api_key, timeout=timeout)
+    try:
+        try:
+            result.models = await probe.models()
+        except httpx.HTTPStatusError as exc:
+            if exc.response.status_code == 401:
+                result.findings.append(_finding(
+                    Kind.AUTH, f"GET {base_url}/v1/models -> 401 {exc.response.text[:200]}",
+                    "Set CHAT_API_KEY to the key the server was started with (--api-key or VLLM_API_KEY)."))
+            else:
+                result.findings.append(_finding(
+                    Kind.CONNECTION, f"GET {base_url}/v1/models -> HTTP {exc.response.status_code}",
+                    "CHAT_VLLM_URL may point at something that is not vLLM's OpenAI server; it should be "
+                    "the address where /v1/models answers."))
+            return result
+        except httpx.HTTPError as exc:
+            result.findings.append(_finding(
+                Kind.CONNECTION, f"{base_url}: {type(exc).__name__}: {exc}", connection_hint(base_url)))
+            return result
+        result.version = await probe.version()
+    finally:
+        await probe.aclose()
+    if wanted:
+        if wanted not in result.models:
+            result.findings.append(_finding(
+                Kind.MODEL_NOT_FOUND,
+                f"CHAT_SERVED_MODEL_NAME={wanted!r} is not served; the server has {result.models}",
+                "Set CHAT_SERVED_MODEL_NAME to one of the served names (vLLM's --served-model-name), "
+                "or unset it to use the server's model."))
+            return result
+        result.chosen = wanted
+    elif result.models:
+        result.chosen = result.models[0]
+        if len(result.models) > 1:
+            result.notice = (f"The server serves {', '.join(result.models)}; using {result.chosen}. "
+                             "Set CHAT_SERVED_MODEL_NAME to choose another.")
+    else:
+        result.findings.append(_finding(Kind.MODEL_NOT_FOUND, f"{base_url}/v1/models lists no model",
+                                        "The server serves no model yet; check its start-up log."))
+    return result
