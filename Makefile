@@ -16,8 +16,13 @@ PYTEST_ARGS ?=
 run: install model
 	$(APP_VENV)/bin/chainlit run app.py --headless --host 127.0.0.1 --port $(PORT)
 
+# One pytest session per suite: the browser suite's Playwright (sync) and the async fixtures of the
+# integration suite must not share a session's event loop. Every suite runs; any failure fails the target.
 test: install chromium lint
-	CHAT_TEST_REQUIRE_ALL=1 $(APP_VENV)/bin/python -m pytest -v -rs $(PYTEST_ARGS)
+	@status=0; for suite in unit integration e2e; do \
+		echo "== tests/$$suite"; \
+		CHAT_TEST_REQUIRE_ALL=1 $(APP_VENV)/bin/python -m pytest -v -rs $(PYTEST_ARGS) tests/$$suite || status=1; \
+	done; exit $$status
 
 install: app engine
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,23 +41,19 @@ class AppServer:
         return self.log_path.read_text(errors="replace")
 
 
-@pytest.fixture(scope="session")
-def app_server(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    """The app as a user starts it, on the demo model; waits until its engine is ready."""
-    need_engine()
-    data_dir = tmp_path_factory.mktemp("app-data")
+@contextmanager
+def run_app(data_dir: Path, ready_states: tuple[str, ...], **env_overrides: str) -> Iterator[AppServer]:
+    """`chainlit run app.py` as a user starts it; yields once /healthz reports one of `ready_states`."""
     port = free_port()
     env = dict(os.environ)
     env.update(
-        CHAT_MODEL="demo",
         CHAT_MODELS_DIR=str(MODELS_DIR),
         CHAT_DATA_DIR=str(data_dir),
         CHAT_LOG_DIR=str(data_dir / "logs"),
         CHAT_ADMIN_PASSWORD=ADMIN_PASSWORD,
         CHAT_USERS=f"alice:{USER_PASSWORD}:user",
-        CHAT_MAX_MODEL_LEN="2048",
-        CHAT_TEMPERATURE="0",  # deterministic answers, so "Paris" can be asserted
     )
+    env.update(env_overrides)
     env.pop("CHAINLIT_AUTH_SECRET", None)
     log_path = data_dir / "app.log"
     with log_path.open("wb") as log:
@@ -74,10 +71,10 @@ def app_server(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> It
                 state = httpx.get(server.url + "/healthz", timeout=2).json()["engine"]
             except (httpx.HTTPError, ValueError):
                 state = ""
-            if state in ("ready", "failed"):
+            if state in (*ready_states, "failed"):
                 break
             time.sleep(1)
-        assert state == "ready", f"engine state {state!r}\n{server.log_text()[-3000:]}"
+        assert state in ready_states, f"engine state {state!r}\n{server.log_text()[-3000:]}"
         yield server
     finally:
         process.terminate()
@@ -85,6 +82,15 @@ def app_server(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> It
             process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="session")
+def app_server(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+    """The app on the demo model, spawning its own vLLM; waits until the engine is ready."""
+    need_engine()
+    with run_app(tmp_path_factory.mktemp("app-data"), ("ready",), CHAT_MODEL="demo", CHAT_MAX_MODEL_LEN="2048",
+                 CHAT_TEMPERATURE="0") as server:  # temperature 0: deterministic, so "Paris" can be asserted
+        yield server
 
 
 @pytest.fixture(scope="session")

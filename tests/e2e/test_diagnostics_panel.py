@@ -14,7 +14,7 @@ import openai
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import ADMIN_PASSWORD, USER_PASSWORD, AppServer, login, save_screenshot
+from tests.e2e.conftest import ADMIN_PASSWORD, USER_PASSWORD, AppServer, login, run_app, save_screenshot
 
 pytestmark = pytest.mark.e2e
 
@@ -91,6 +91,21 @@ def test_panel_shows_engine_log_and_a_real_fault_as_text(app_server: AppServer, 
     assert page.evaluate("window.__xss") is None, "log text was rendered as HTML"
     assert page.locator("#diagnostics-panel img").count() == 0
     save_screenshot(page, "diagnostics.png")
+
+
+def test_attached_app_with_a_wrong_key_shows_auth_in_the_panel(app_server: AppServer, page: Page,
+                                                              tmp_path: Path) -> None:
+    """A second app attached to the first app's vLLM with the wrong key: the panel names it, with the fix."""
+    engine = _engine(app_server)
+    with run_app(tmp_path, ("starting",), CHAT_MODE="attach", CHAT_VLLM_URL=f"http://127.0.0.1:{engine['port']}/v1",
+                 CHAT_API_KEY="wrong-key") as attached:
+        login(page, attached.url, "admin", ADMIN_PASSWORD)
+        page.wait_for_selector("text=Waiting for the vLLM server", timeout=15_000)
+        open_panel(page)
+        finding = page.locator(".diag-finding[data-kind=auth]")
+        finding.first.wait_for(timeout=15_000)
+        assert "CHAT_API_KEY" in finding.first.inner_text()
+        assert page.locator("#diag-engine").inner_text().count("pid") == 0, "attach mode hides process control"
 
 
 def test_killed_engine_shows_as_connection_then_resolved(app_server: AppServer, page: Page) -> None:
