@@ -10,6 +10,8 @@ import contextlib
 import ctypes
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import IO
 
@@ -17,13 +19,46 @@ import psutil
 
 _PR_SET_PDEATHSIG = 1
 
+# The reaper: a tiny process outside the group that gets SIGTERM when the app dies (even by SIGKILL,
+# through PR_SET_PDEATHSIG) and then SIGKILLs the whole group. The server itself dies with the app the
+# same way, but vLLM's engine core and resource tracker would otherwise outlive it. It exits by itself
+# once the group is gone.
+_REAPER = """
+import os, signal, sys, time
+pgid = int(sys.argv[1])
+def reap(*_):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+    os._exit(0)
+signal.signal(signal.SIGTERM, reap)
+if os.getppid() != int(sys.argv[2]):
+    reap()
+while True:
+    time.sleep(0.5)
+    try:
+        os.killpg(pgid, 0)
+    except OSError:
+        os._exit(0)
+"""
 
-def _die_with_parent() -> None:
-    """Runs in the child before exec: a SIGKILL of the app must not orphan the server."""
-    os.setsid()
+
+def _set_parent_death_signal(sig: signal.Signals) -> None:
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        libc.prctl(_PR_SET_PDEATHSIG, sig)
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: its own process group, and death when the app dies."""
+    os.setsid()
+    _set_parent_death_signal(signal.SIGKILL)
+
+
+def _reaper_setup() -> None:
+    os.setsid()
+    _set_parent_death_signal(signal.SIGTERM)
 
 
 class GroupProcess:
@@ -35,6 +70,7 @@ class GroupProcess:
         self.log = log
         self.cwd = cwd
         self.proc: asyncio.subprocess.Process | None = None
+        self.reaper: subprocess.Popen[bytes] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -53,6 +89,11 @@ class GroupProcess:
             env=self.env,
             cwd=str(self.cwd) if self.cwd else None,
             preexec_fn=_die_with_parent,
+        )
+        self.reaper = subprocess.Popen(
+            [sys.executable, "-c", _REAPER, str(self.proc.pid), str(os.getpid())],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=_reaper_setup, close_fds=True,
         )
 
     def alive(self) -> bool:
@@ -91,9 +132,16 @@ class GroupProcess:
                 return self.proc.returncode
             await asyncio.sleep(0.2)
         self.signal_group(signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            await asyncio.wait_for(self.proc.wait(), timeout=10)
+        with contextlib.suppress(ProcessLookupError, TimeoutError):
+            async with asyncio.timeout(10):
+                await self.proc.wait()
         return self.proc.returncode
+
+    def stop_reaper(self) -> None:
+        """The group is gone: the reaper would exit by itself within half a second; do it now."""
+        if self.reaper is not None and self.reaper.poll() is None:
+            self.reaper.kill()
+            self.reaper.wait()
 
     def rss_bytes(self) -> int:
         """Resident memory of the whole group."""

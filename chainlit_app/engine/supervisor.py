@@ -171,6 +171,8 @@ class Supervisor:
             self._set(state=EngineState.STOPPING)
             code = await self._process.stop(self.config.stop_grace)
             self._set(last_exit_code=code)
+        if self._process is not None:
+            self._process.stop_reaper()
         self._ready.clear()
         self._close_log()
         self._set(state=EngineState.STOPPED, pid=None)
@@ -288,6 +290,7 @@ class Supervisor:
                       error=f"vLLM exited unexpectedly with code {code}")
             # Reap what is left of the group (engine core, workers) before the next launch.
             await self._process.stop(grace=2.0)
+            self._process.stop_reaper()
             try:
                 await self._launch_with_retries(first=False)
             except (EngineStartError, asyncio.CancelledError):

@@ -1,0 +1,41 @@
+"""The process-group mechanism with real processes: a child that ignores SIGTERM still goes."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+from chainlit_app.engine.process import GroupProcess
+
+STUBBORN = (
+    "import signal, subprocess, sys, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "code = 'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)'\n"
+    "subprocess.Popen([sys.executable, '-c', code])\n"
+    "print('started', flush=True)\n"
+    "time.sleep(600)\n"
+)
+
+
+async def test_sigterm_ignoring_group_is_killed_after_the_grace_period(tmp_path: Path) -> None:
+    log = (tmp_path / "out.log").open("wb")
+    proc = GroupProcess([sys.executable, "-c", STUBBORN], env={"PATH": "/usr/bin:/bin"}, log=log)
+    await proc.start()
+    for _ in range(100):
+        if len(proc.group_members()) == 2:
+            break
+        await asyncio.sleep(0.05)
+    members = [p.pid for p in proc.group_members()]
+    assert len(members) == 2, "parent and grandchild share the group"
+    started = time.monotonic()
+    await proc.stop(grace=1.0)
+    elapsed = time.monotonic() - started
+    await asyncio.sleep(0.2)
+    alive = [p for p in members if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    assert not alive, "SIGKILL of the group must take the grandchild too"
+    assert 0.9 <= elapsed < 5.0, f"stop took {elapsed:.1f} s (grace 1 s)"
+    log.close()
