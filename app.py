@@ -7,9 +7,12 @@ from typing import Any
 
 import chainlit as cl
 from chainlit.config import config as chainlit_config
+from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+from chainlit.types import ThreadDict
 
 from chainlit_app import chat, panel
 from chainlit_app.auth import announce_login, current_user_is_admin, ensure_auth_secret, make_user
+from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema
 from chainlit_app.runtime import Runtime
 from chainlit_app.settings import get_settings
 from chainlit_app.users import UserDirectory
@@ -25,10 +28,17 @@ USERS = UserDirectory(SETTINGS)
 RUNTIME = Runtime(SETTINGS)
 install_routes(health_router(lambda: RUNTIME))
 install_routes(panel.diagnostics_router(lambda: RUNTIME))
+DATABASE_URL = database_url(SETTINGS.data_dir)
+
+
+@cl.data_layer
+def data_layer() -> SQLAlchemyDataLayer:
+    return make_data_layer(DATABASE_URL)
 
 
 @cl.on_app_startup
 async def on_app_startup() -> None:
+    await prepare_schema(DATABASE_URL)
     announce_login(USERS, SETTINGS, f"http://{chainlit_config.run.host}:{chainlit_config.run.port}")
     RUNTIME.start_background()
 
@@ -50,6 +60,19 @@ async def on_chat_start() -> None:
         await chat.start_chat(RUNTIME, actions=[panel.open_action()])
     else:
         await chat.start_chat(RUNTIME)
+
+
+@cl.on_chat_resume
+async def on_chat_resume(thread: ThreadDict) -> None:
+    steps: list[dict[str, Any]] = [dict(step) for step in thread.get("steps", [])]
+    chat.resume_chat(RUNTIME, conversation_turns(steps, chat.AUTHOR))
+    if current_user_is_admin():
+        await panel.offer_panel()
+
+
+@cl.action_callback(chat.RETRY_ACTION)
+async def on_retry(action: cl.Action) -> None:
+    await chat.retry(RUNTIME, str(action.payload.get("question", "")), current_user_is_admin())
 
 
 @cl.action_callback("open_diagnostics")

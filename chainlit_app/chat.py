@@ -23,6 +23,7 @@ CONVERSATION = "conversation"
 PARAMS = "params"
 AUTHOR = "Assistant"
 SYSTEM_AUTHOR = "Console"
+RETRY_ACTION = "retry_question"
 FLUSH_SECONDS = 0.03  # coalesce tokens faster than a screen refresh; the first token is never delayed
 
 
@@ -226,12 +227,42 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         runtime.monitor.observe_exception(exc)
         runtime.after_chat_failure()
         log.warning("chat request failed: %s: %s", type(exc).__name__, exc)
+        question = conversation.turns[-1]["content"] if conversation.turns else ""
+        retry = [retry_action(question)] if question else []
         if partial:
             msg.content = partial + f"\n\n_⚠ Interrupted: {explanation}_"
+            msg.actions = retry
             await msg.send()
             return partial
-        await cl.Message(content=f"⚠ {explanation}", author=SYSTEM_AUTHOR).send()
+        await cl.Message(content=f"⚠ {explanation}", author=SYSTEM_AUTHOR, actions=retry).send()
         return None
+
+
+def retry_action(question: str) -> cl.Action:
+    return cl.Action(name=RETRY_ACTION, payload={"question": question}, label="Retry", icon="rotate-ccw",
+                     tooltip="Ask again once the model server is back")
+
+
+async def retry(runtime: Runtime, question: str, is_admin: bool) -> None:
+    """The Retry button: wait for the engine (it restarts by itself) and ask the same question again."""
+    if not question.strip():
+        return
+    await say(f"Retrying: {question[:200]}")
+    if not await _wait_for_engine(runtime):
+        return
+    conversation = _conversation()
+    conversation.add("user", question)
+    answer = await stream_answer(runtime, conversation, _params(), is_admin)
+    if answer is None:
+        conversation.turns.pop()
+    else:
+        conversation.add("assistant", answer)
+
+
+def resume_chat(runtime: Runtime, turns: list[dict[str, str]]) -> None:
+    """A resumed thread: the model sees the stored conversation again."""
+    cl.user_session.set(PARAMS, default_params(runtime))
+    cl.user_session.set(CONVERSATION, Conversation(turns=list(turns)))
 
 
 async def _close(stream: Any) -> None:

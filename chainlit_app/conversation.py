@@ -53,8 +53,12 @@ class InputTooLong(ValueError):
 
 
 def clean_input(text: str) -> str:
-    """Drop control characters other than newline and tab; keep everything else as typed."""
-    return "".join(ch for ch in text if ch in "\n\t" or (ord(ch) >= 32 and ord(ch) != 127))
+    """Drop control characters other than newline and tab, and lone surrogates (invalid UTF-8 that
+    would fail when the request is encoded); keep everything else as typed."""
+    return "".join(
+        ch for ch in text
+        if ch in "\n\t" or (ord(ch) >= 32 and ord(ch) != 127 and not 0xD800 <= ord(ch) <= 0xDFFF)
+    )
 
 
 @dataclass

@@ -58,3 +58,5 @@ def test_widget_values_are_clamped() -> None:
 
 def test_control_characters_are_dropped_from_input() -> None:
     assert clean_input("a\x00b\x1bc\nd\te\x7f") == "abc\nd\te"
+    assert clean_input("bad \udc80 byte") == "bad  byte"
+    assert clean_input("bad \udc80 byte").encode("utf-8")
