@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 import chainlit as cl
+import chainlit.config
 from chainlit.config import config as chainlit_config
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.types import ThreadDict
@@ -23,6 +24,11 @@ for noisy in ("httpx", "httpcore"):
     logging.getLogger(noisy).setLevel(logging.WARNING)
 
 SETTINGS = get_settings()
+# Chainlit keeps session files in ./.files and deletes that whole folder when any instance started from
+# this directory shuts down, pulling it from under the others (seen: FileNotFoundError when the panel
+# opened). Each app keeps them in its own data folder instead.
+chainlit.config.FILES_DIRECTORY = SETTINGS.data_dir / "files"
+chainlit.config.FILES_DIRECTORY.mkdir(parents=True, exist_ok=True)
 ensure_auth_secret(SETTINGS)
 USERS = UserDirectory(SETTINGS)
 RUNTIME = Runtime(SETTINGS)

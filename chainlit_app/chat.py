@@ -117,6 +117,7 @@ async def _wait_for_engine(runtime: Runtime) -> bool:
 
 
 async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) -> None:
+    cl.user_session.set("interacted", True)
     text = clean_input(message.content or "")
     if not text.strip():
         await cl.Message(content="Please type a question first.", author=SYSTEM_AUTHOR).send()

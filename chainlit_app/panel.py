@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Callable
@@ -60,10 +61,24 @@ def open_action() -> cl.Action:
                      tooltip="Engine state, findings, live log and metrics")
 
 
-async def open_panel() -> None:
-    """Show the panel in the side bar; the element polls the API itself, so closing it keeps it closed."""
+async def _show() -> None:
     await cl.ElementSidebar.set_title("Diagnostics")
     await cl.ElementSidebar.set_elements(
         [cl.CustomElement(name=PANEL_ELEMENT, props={"api": API_PATH, "interval": 1000}, display="side")],
         key="diagnostics",
     )
+
+
+async def open_panel() -> None:
+    """Show the panel in the side bar; the element polls the API itself, so closing it keeps it closed.
+
+    With chat history on, a session's first interaction makes Chainlit create the thread and the browser
+    switch to its URL, which drops a side bar opened at that moment; so the panel is shown once more a
+    second later (once, not periodically).
+    """
+    first_interaction = not cl.user_session.get("interacted")
+    cl.user_session.set("interacted", True)
+    await _show()
+    if first_interaction:
+        await asyncio.sleep(1.0)
+        await _show()

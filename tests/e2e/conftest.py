@@ -109,9 +109,13 @@ def browser() -> Iterator[Browser]:
 def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
+    console: list[str] = []
+    page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+    page.on("pageerror", lambda error: console.append(f"pageerror: {error}"))
     yield page
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"))
+    (ARTIFACTS / f"{request.node.name}.console.txt").write_text("\n".join(console))
     context.close()
 
 

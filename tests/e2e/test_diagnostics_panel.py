@@ -41,8 +41,9 @@ def _engine_key(pid: int) -> str:
 
 
 def open_panel(page: Page) -> None:
-    page.get_by_role("button", name="Diagnostics").first.click()
-    page.wait_for_selector("#diagnostics-panel", timeout=15_000)
+    # Not the thread-history entries (data-sidebar buttons): a thread may be named "Diagnostics" too.
+    page.locator("button:not([data-sidebar])", has_text="Diagnostics").first.click()
+    page.wait_for_selector("#diagnostics-panel", timeout=30_000)
 
 
 def test_api_needs_login_and_admin_role(app_server: AppServer) -> None:
@@ -60,7 +61,7 @@ def test_api_needs_login_and_admin_role(app_server: AppServer) -> None:
 def test_non_admin_has_no_panel(app_server: AppServer, page: Page) -> None:
     login(page, app_server.url, "alice", USER_PASSWORD)
     page.wait_for_selector("text=is ready", timeout=30_000)
-    expect(page.get_by_role("button", name="Diagnostics")).to_have_count(0)
+    expect(page.locator("button:not([data-sidebar])", has_text="Diagnostics")).to_have_count(0)
     page.fill("#chat-input", "/diagnostics")
     page.click("#chat-submit")
     page.wait_for_selector("text=for admins only", timeout=15_000)
