@@ -55,7 +55,12 @@ def test_api_needs_login_and_admin_role(app_server: AppServer) -> None:
     assert set(body) >= {"engine", "findings", "log_tail", "metrics"}
     assert body["engine"]["state"] == "ready"
     assert body["log_tail"], "the log tail is empty"
-    assert _engine_key(int(body["engine"]["pid"])) not in str(body), "the API key leaked into the API"
+    key = _engine_key(int(body["engine"]["pid"]))
+    auth_secret = (app_server.data_dir / "auth_secret").read_text().strip()
+    assert key not in str(body), "the API key leaked into the API"
+    log_text = app_server.log_text()
+    assert key not in log_text and auth_secret not in log_text, "a secret leaked into the app's log"
+    assert ADMIN_PASSWORD not in log_text
 
 
 def test_non_admin_has_no_panel(app_server: AppServer, page: Page) -> None:
