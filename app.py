@@ -7,6 +7,7 @@ from typing import Any
 
 import chainlit as cl
 import chainlit.config
+import chainlit.server
 from chainlit.config import config as chainlit_config
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.types import ThreadDict
@@ -29,6 +30,9 @@ SETTINGS = get_settings()
 # opened). Each app keeps them in its own data folder instead.
 chainlit.config.FILES_DIRECTORY = SETTINGS.data_dir / "files"
 chainlit.config.FILES_DIRECTORY.mkdir(parents=True, exist_ok=True)
+# Socket.IO drops the connection on a message over 1 MB (engineio's default), so a long paste would be
+# lost without a word. Accept up to 8 MB; chat.py then refuses an over-long message with a clear answer.
+chainlit.server.sio.eio.max_http_buffer_size = 8_000_000
 ensure_auth_secret(SETTINGS)
 USERS = UserDirectory(SETTINGS)
 RUNTIME = Runtime(SETTINGS)

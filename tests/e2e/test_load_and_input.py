@@ -1,0 +1,108 @@
+"""Many users at once and bad input, driven over Chainlit's socket.io protocol (as a browser does)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import pytest
+
+from bench.chainlit_client import ChainlitSession, login
+from tests.e2e.conftest import ADMIN_PASSWORD, AppServer
+
+pytestmark = pytest.mark.e2e
+
+SESSIONS = 32
+
+
+async def _healthz_latency(url: str, stop: asyncio.Event) -> float:
+    """The worst /healthz latency seen while the load runs: the app must stay responsive."""
+    worst = 0.0
+    async with httpx.AsyncClient(timeout=30) as http:
+        while not stop.is_set():
+            started = time.perf_counter()
+            await http.get(url + "/healthz")
+            worst = max(worst, time.perf_counter() - started)
+            await asyncio.sleep(0.5)
+    return worst
+
+
+async def test_32_sessions_stream_at_once(app_server: AppServer) -> None:
+    cookies = await login(app_server.url, "admin", ADMIN_PASSWORD)
+    sessions = [ChainlitSession(app_server.url, "admin", cookies=cookies) for _ in range(SESSIONS)]
+    await asyncio.gather(*(s.connect() for s in sessions))
+    await asyncio.gather(*(_welcomed(s) for s in sessions))
+    stop = asyncio.Event()
+    probe = asyncio.create_task(_healthz_latency(app_server.url, stop))
+    try:
+        started = time.perf_counter()
+        results = await asyncio.gather(*(
+            s.ask(f"Question {i}: what is the capital of France? Answer in one sentence.", timeout=300)
+            for i, s in enumerate(sessions)
+        ))
+        elapsed = time.perf_counter() - started
+    finally:
+        stop.set()
+        worst = await probe
+        await asyncio.gather(*(s.close() for s in sessions))
+    unfinished = [i for i, r in enumerate(results) if not r.completed or not r.text]
+    assert not unfinished, f"sessions without a complete answer: {unfinished}"
+    ids = [r.message_id for r in results]
+    assert len(set(ids)) == SESSIONS, "each session must get its own answer message"
+    for session, result in zip(sessions, results, strict=True):
+        streamed_ids = {e.data.get("id") for e in session.events
+                        if e.name in ("stream_start", "stream_token") and isinstance(e.data, dict)}
+        assert streamed_ids == {result.message_id}, "a session received tokens of another session's answer"
+    print(f"\n{SESSIONS} sessions answered in {elapsed:.1f} s; worst /healthz latency {worst * 1000:.0f} ms")
+    assert worst < 2.0, f"the app stopped answering /healthz quickly under load ({worst:.1f} s)"
+
+
+async def _welcomed(session: ChainlitSession) -> None:
+    """Wait until the chat-start task (welcome message) has ended, as a user waits for the page."""
+    for _ in range(300):
+        names = [e.name for e in session.events]
+        texts = [str(e.data.get("output", "")) for e in session.events if isinstance(e.data, dict)]
+        if any("Welcome!" in t for t in texts) and "task_end" in names[1:]:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("no welcome message")
+
+
+async def test_bad_input_gets_clear_answers_and_the_next_message_works(app_server: AppServer) -> None:
+    async with ChainlitSession(app_server.url, "admin", ADMIN_PASSWORD) as session:
+        await _welcomed(session)
+        empty = await session.ask("   \n\t ", timeout=30)
+        assert empty.completed and any("type a question" in n for n in [*empty.notices, empty.text or ""])
+
+        huge = await session.ask("x" * 1_000_000, timeout=60)
+        assert huge.completed, huge.error
+        assert any("limit" in n for n in huge.notices), huge.notices
+
+        odd = await session.ask("What is the capital of France?\x00\x1b[31m \udc80", timeout=120)
+        assert odd.completed and "Paris" in odd.text
+
+        before = len(session.events)
+        await session.update_settings({"temperature": -1, "top_p": 7, "max_tokens": 10**9,
+                                       "system_prompt": "You are a helpful assistant."})
+        for _ in range(50):  # the settings update runs as a task of its own: let it end first
+            if any(e.name == "task_end" for e in session.events[before:]):
+                break
+            await asyncio.sleep(0.1)
+        clamped = await session.ask("What is the capital of France?", timeout=300)
+        assert clamped.completed and clamped.text, clamped.error
+
+        before = len(session.events)
+        await session.update_settings({"temperature": 0, "top_p": 1, "max_tokens": 48,
+                                       "system_prompt": "You are a helpful assistant."})
+        for _ in range(50):
+            if any(e.name == "task_end" for e in session.events[before:]):
+                break
+            await asyncio.sleep(0.1)
+
+        for i in range(6):  # far longer than the 2,048-token context in all
+            long_turn = await session.ask(f"Remember this note {i}: " + "rivers flow to the sea. " * 120,
+                                          timeout=180)
+            assert long_turn.completed and long_turn.text, (i, long_turn.error, long_turn.notices)
+        last = await session.ask("What is the capital of France?", timeout=120)
+        assert last.completed and last.text
