@@ -129,10 +129,15 @@ async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) 
             author=SYSTEM_AUTHOR,
         ).send()
         return
+    await _ask(runtime, text, is_admin)
+
+
+async def _ask(runtime: Runtime, question: str, is_admin: bool) -> None:
+    """Wait for the engine, then answer `question` in this session's conversation."""
     if not await _wait_for_engine(runtime):
         return
     conversation = _conversation()
-    conversation.add("user", text)
+    conversation.add("user", question)
     answer = await stream_answer(runtime, conversation, _params(), is_admin)
     if answer is None:
         conversation.turns.pop()  # keep history consistent: the question can be asked again
@@ -249,15 +254,7 @@ async def retry(runtime: Runtime, question: str, is_admin: bool) -> None:
     if not question.strip():
         return
     await say(f"Retrying: {question[:200]}")
-    if not await _wait_for_engine(runtime):
-        return
-    conversation = _conversation()
-    conversation.add("user", question)
-    answer = await stream_answer(runtime, conversation, _params(), is_admin)
-    if answer is None:
-        conversation.turns.pop()
-    else:
-        conversation.add("assistant", answer)
+    await _ask(runtime, question, is_admin)
 
 
 def resume_chat(runtime: Runtime, turns: list[dict[str, str]]) -> None:

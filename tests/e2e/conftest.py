@@ -128,6 +128,20 @@ def login(page: Page, url: str, user: str, password: str) -> None:
     page.wait_for_selector("text=Welcome!", timeout=60_000)
 
 
+LONG_QUESTION = "Write a very long story about a dragon who learns to cook. Make it at least 800 words."
+
+
+def ask_long_and_wait_for_text(page: Page) -> None:
+    """Ask for a long answer and return once its text has started to grow (a new answer, not an old one)."""
+    before = page.locator(".ai-message .message-content").count()
+    ask(page, LONG_QUESTION)
+    page.wait_for_function(
+        "(before) => { const n = document.querySelectorAll('.ai-message .message-content');"
+        " return n.length > before && n[before].innerText.length > 40; }",
+        arg=before, timeout=60_000,
+    )
+
+
 def ask(page: Page, text: str) -> None:
     page.fill("#chat-input", text)
     page.click("#chat-submit")

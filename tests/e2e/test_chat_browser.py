@@ -7,7 +7,7 @@ import time
 import pytest
 from playwright.sync_api import Page
 
-from tests.e2e.conftest import ADMIN_PASSWORD, AppServer, ask, login, save_screenshot
+from tests.e2e.conftest import ADMIN_PASSWORD, AppServer, ask, ask_long_and_wait_for_text, login, save_screenshot
 
 pytestmark = pytest.mark.e2e
 
@@ -49,14 +49,7 @@ def test_question_gets_a_streamed_correct_answer(app_server: AppServer, page: Pa
 def test_stop_ends_a_long_answer(app_server: AppServer, page: Page) -> None:
     login(page, app_server.url, "admin", ADMIN_PASSWORD)
     page.wait_for_selector("text=is ready", timeout=30_000)
-    before = page.locator(ANSWERS).count()
-    ask(page, "Write a very long story about a dragon who learns to cook. Make it at least 800 words.")
-    page.wait_for_function(
-        "(before) => { const n = document.querySelectorAll('.ai-message .message-content');"
-        " return n.length > before && n[before].innerText.length > 40; }",
-        arg=before,
-        timeout=60_000,
-    )
+    ask_long_and_wait_for_text(page)
     page.click("#stop-button")
     marked = page.locator(ANSWERS, has_text="Stopped by the user")
     marked.wait_for(timeout=15_000)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import httpx
 import pytest
@@ -28,7 +31,22 @@ async def _healthz_latency(url: str, stop: asyncio.Event) -> float:
     return worst
 
 
-async def test_32_sessions_stream_at_once(app_server: AppServer) -> None:
+def run_in_thread(coro: Coroutine[Any, Any, None]) -> None:
+    """Run async test code in a thread of its own: Playwright's sync API keeps an event loop running in
+    this session's main thread, so asyncio.run() cannot be called there."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, coro).result()
+
+
+def test_32_sessions_stream_at_once(app_server: AppServer) -> None:
+    run_in_thread(_32_sessions(app_server))
+
+
+def test_bad_input_gets_clear_answers_and_the_next_message_works(app_server: AppServer) -> None:
+    run_in_thread(_bad_input(app_server))
+
+
+async def _32_sessions(app_server: AppServer) -> None:
     cookies = await login(app_server.url, "admin", ADMIN_PASSWORD)
     sessions = [ChainlitSession(app_server.url, "admin", cookies=cookies) for _ in range(SESSIONS)]
     await asyncio.gather(*(s.connect() for s in sessions))
@@ -69,7 +87,7 @@ async def _welcomed(session: ChainlitSession) -> None:
     raise AssertionError("no welcome message")
 
 
-async def test_bad_input_gets_clear_answers_and_the_next_message_works(app_server: AppServer) -> None:
+async def _bad_input(app_server: AppServer) -> None:
     async with ChainlitSession(app_server.url, "admin", ADMIN_PASSWORD) as session:
         await _welcomed(session)
         empty = await session.ask("   \n\t ", timeout=30)

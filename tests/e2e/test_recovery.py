@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import ADMIN_PASSWORD, AppServer, ask, login, run_app
+from tests.e2e.conftest import ADMIN_PASSWORD, AppServer, ask, ask_long_and_wait_for_text, login, run_app
 from tests.e2e.test_diagnostics_panel import _engine, _engine_key
 
 pytestmark = pytest.mark.e2e
@@ -21,13 +21,7 @@ ANSWERS = ".ai-message .message-content"
 def test_crash_mid_answer_keeps_the_partial_answer_and_retry_works(app_server: AppServer, page: Page) -> None:
     login(page, app_server.url, "admin", ADMIN_PASSWORD)
     page.wait_for_selector("text=is ready", timeout=60_000)
-    before = page.locator(ANSWERS).count()
-    ask(page, "Write a very long story about a dragon who learns to cook. Make it at least 800 words.")
-    page.wait_for_function(
-        "(before) => { const n = document.querySelectorAll('.ai-message .message-content');"
-        " return n.length > before && n[before].innerText.length > 40; }",
-        arg=before, timeout=60_000,
-    )
+    ask_long_and_wait_for_text(page)
     os.kill(int(_engine(app_server)["pid"]), signal.SIGKILL)
     killed = time.monotonic()
     interrupted = page.locator(ANSWERS, has_text="Interrupted")
