@@ -63,6 +63,7 @@ class AskResult:
     text: str = ""  # the streamed text of the answer (what the user watches grow)
     final_text: str | None = None  # the answer's content once the app sent it whole (may add notes)
     message_id: str | None = None
+    task_started_at: float | None = None  # task_start: Chainlit began handling the message
     first_token_at: float | None = None  # stream_start: the first token is never coalesced by the app
     last_token_at: float | None = None
     done_at: float | None = None  # task_end: the app finished handling the message
@@ -128,6 +129,7 @@ class ChainlitSession:
         client_type: str = "webapp",
         connect_timeout: float = 60.0,
         transports: tuple[str, ...] = ("websocket",),
+        compress: bool = True,
     ) -> None:
         self.url = url.rstrip("/")
         self.user = user
@@ -136,6 +138,9 @@ class ChainlitSession:
         self.client_type = client_type
         self.connect_timeout = connect_timeout
         self.transports = list(transports)
+        # Browsers offer permessage-deflate and Chainlit's uvicorn accepts it (UVICORN_WS_PER_MESSAGE_DEFLATE
+        # defaults to true): every token frame is then compressed, a per-token cost a browser client causes.
+        self.compress = compress
         self.session_id = str(uuid.uuid4())
         self.events: list[Event] = []
         self._changed = asyncio.Event()
@@ -158,8 +163,9 @@ class ChainlitSession:
     async def connect(self, wait_welcome: bool = True) -> None:
         """Log in (unless cookies were given), open the socket, start the chat like the browser does.
 
-        With `wait_welcome`, return only once the app has sent its first message (`on_chat_start` is
-        done): a question sent before that races the session's set-up, in a browser too.
+        With `wait_welcome`, return only once the app's `on_chat_start` has finished (Chainlit wraps it in
+        `task_start` ... `task_end`; its welcome message has been sent by then): a question sent before
+        that races the session's set-up, in a browser too. Use False for an app without on_chat_start.
         """
         if self._cookies is None:
             if self.user is None or self._password is None:
@@ -170,7 +176,8 @@ class ChainlitSession:
             response = await http.post("/set-session-cookie", json={"session_id": self.session_id})
             if response.status_code == 200:
                 cookies.update({cookie.name: cookie.value or "" for cookie in http.cookies.jar})
-        sio = socketio.AsyncClient(reconnection=False)
+        sio = socketio.AsyncClient(reconnection=False,
+                                   websocket_extra_options={"compress": 15} if self.compress else {})
         sio.on("*", self._on_event)
         sio.on("disconnect", self._on_disconnect)
         self._sio = sio
@@ -190,13 +197,8 @@ class ChainlitSession:
         )
         await sio.emit("connection_successful")
         await sio.emit("fetch_favorites")
-        if wait_welcome:
-
-            def welcomed() -> bool:
-                return any(e.name == "new_message" for e in self.events)
-
-            if not await self._wait_for(welcomed, self.connect_timeout):
-                raise TimeoutError(f"no welcome message within {self.connect_timeout:.0f} s")
+        if wait_welcome and not await self._wait_for(lambda: _task_done(self.events), self.connect_timeout):
+            raise TimeoutError(f"on_chat_start did not finish within {self.connect_timeout:.0f} s")
 
     async def close(self) -> None:
         """Disconnect as a closed tab does (`clear_session` first, so the server drops the session)."""
@@ -235,11 +237,7 @@ class ChainlitSession:
             sent_at = time.perf_counter()
             await self._sio.emit("client_message", payload)
 
-            def finished() -> bool:
-                names = [e.name for e in self.events[start:]]
-                return "task_start" in names and "task_end" in names[names.index("task_start"):]
-
-            done = await self._wait_for(finished, timeout)
+            done = await self._wait_for(lambda: _task_done(self.events[start:]), timeout)
             result = self._collect(text, sent_at, self.events[start:])
             result.completed = done and not self._disconnected
             if not done:
@@ -251,10 +249,15 @@ class ChainlitSession:
         if self._sio is not None:
             await self._sio.emit("stop")
 
-    async def update_settings(self, values: dict[str, Any]) -> None:
-        """Send chat settings (e.g. `{"temperature": 0, "max_tokens": 128}`) as the settings dialog does."""
-        if self._sio is not None:
+    async def update_settings(self, values: dict[str, Any], timeout: float = 30.0) -> bool:
+        """Send chat settings (e.g. `{"temperature": 0, "max_tokens": 128}`) as the settings dialog does, and
+        wait until the app's `on_settings_update` has run (Chainlit wraps it in a task). False on timeout."""
+        if self._sio is None:
+            raise RuntimeError("not connected")
+        async with self._busy:
+            start = len(self.events)
             await self._sio.emit("chat_settings_change", values)
+            return await self._wait_for(lambda: _task_done(self.events[start:]), timeout)
 
     # -- internals ------------------------------------------------------------------------------------
     async def _on_event(self, name: str, data: Any = None) -> None:
@@ -305,7 +308,7 @@ class ChainlitSession:
                     chunks.append(token)
                 result.last_token_at = event.at
                 result.stream_events += 1
-            elif event.name in ("new_message", "update_message"):
+            elif event.name in ("new_message", "update_message") and data.get("type") != "run":
                 message_id = str(data.get("id"))
                 output = str(data.get("output") or "")
                 if message_id == result.message_id:
@@ -316,6 +319,8 @@ class ChainlitSession:
                 others.pop(str(data.get("id")), None)
             elif event.name == "task_start":
                 started = True
+                if result.task_started_at is None:
+                    result.task_started_at = event.at
             elif event.name == "task_end" and started and result.done_at is None:
                 result.done_at = event.at
         result.text = "".join(chunks)
@@ -323,3 +328,14 @@ class ChainlitSession:
         if result.message_id is None and result.notices:
             result.final_text = result.notices[-1]
         return result
+
+
+def _task_done(events: list[Event]) -> bool:
+    """A `task_start` followed by a `task_end`: Chainlit has finished handling what started the task."""
+    started = False
+    for event in events:
+        if event.name == "task_start":
+            started = True
+        elif event.name == "task_end" and started:
+            return True
+    return False

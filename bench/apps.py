@@ -1,0 +1,296 @@
+"""Start and stop what the benchmark measures: `chainlit run app.py` as a user starts it, and a bare vLLM
+launched with the very command line and environment the app would use (chainlit_app.engine builds both).
+
+Only one app and one bare vLLM of ours run at a time; every process started here is stopped (group-wide)
+in `stop()`, and vLLM children die with their parent (PR_SET_PDEATHSIG) even if the bench is killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import httpx
+import psutil
+
+from chainlit_app.engine.command import LaunchSpec, build_argv, build_env, redacted_argv, split_extra_args
+from chainlit_app.engine.hardware import has_nvidia_gpu
+from chainlit_app.engine.process import GroupProcess
+from chainlit_app.engine.supervisor import free_port
+from chainlit_app.models import resolve_model
+from chainlit_app.settings import PROJECT_ROOT, Settings
+
+ADMIN_USER = "admin"
+MODELS_DIR = Path(os.environ.get("CHAT_MODELS_DIR", PROJECT_ROOT / ".data" / "models"))
+MAX_MODEL_LEN = 2048
+CHAT_USER = "bench"  # an ordinary user (not admin) for the chat sessions, as most users are
+# Our own settings; everything else a user put in CHAT_* (e.g. CHAT_EXTRA_ARGS) reaches both sides alike.
+_OURS = ("CHAT_MODE", "CHAT_MODEL", "CHAT_MODELS_DIR", "CHAT_DATA_DIR", "CHAT_LOG_DIR", "CHAT_LOG_FILE",
+         "CHAT_ADMIN_USER", "CHAT_ADMIN_PASSWORD", "CHAT_TEMPERATURE", "CHAT_MAX_MODEL_LEN", "CHAT_VLLM_URL",
+         "CHAT_API_KEY", "CHAT_SERVED_MODEL_NAME", "CHAT_PORT", "CHAT_USERS")
+
+
+def bench_settings(data_dir: Path) -> Settings:
+    """The settings the app gets from the environment below, built in-process for the bare vLLM."""
+    return Settings(model="demo", models_path=MODELS_DIR, data_dir=data_dir, log_dir=data_dir / "logs",  # type: ignore[call-arg]
+                    max_model_len=MAX_MODEL_LEN, temperature=0.0, port=0)
+
+
+def app_launch_spec(settings: Settings) -> LaunchSpec:
+    """The LaunchSpec exactly as Runtime._spawn builds it (port and key are chosen per launch)."""
+    resolved = resolve_model(settings)
+    on_gpu = settings.device == "gpu" or (settings.device == "auto" and has_nvidia_gpu())
+    return LaunchSpec(
+        model=resolved.model,
+        served_model_name=resolved.served_name,
+        host=settings.host,
+        port=free_port(settings.host),
+        api_key=secrets.token_urlsafe(24),
+        max_model_len=settings.max_model_len,
+        dtype=settings.dtype,
+        enforce_eager=settings.enforce_eager,
+        on_gpu=on_gpu,
+        kv_cache_gib=settings.kv_cache_gib,
+        gpu_memory_utilization=settings.gpu_memory_utilization,
+        single_process=settings.single_process,
+        extra_args=split_extra_args(settings.extra_args),
+        cache_dir=settings.data_dir / "cache",
+    )
+
+
+def launch_line(log_file: Path) -> list[str] | None:
+    """The argv the supervisor wrote as the first line of its vLLM log (`# chat console: launching ...`)."""
+    with contextlib.suppress(OSError):
+        with log_file.open(errors="replace") as handle:
+            first = handle.readline()
+        prefix = "# chat console: launching "
+        if first.startswith(prefix):
+            return first[len(prefix):].split()
+    return None
+
+
+def same_command(a: list[str] | None, b: list[str] | None) -> bool:
+    """Equal argv apart from the port (free per launch)."""
+    if a is None or b is None or len(a) != len(b):
+        return False
+    return all(x == y or (i > 0 and a[i - 1] == "--port") for i, (x, y) in enumerate(zip(a, b, strict=True)))
+
+
+class BareVllm:
+    """vLLM on its own, started with the app's command line and environment, and nothing else."""
+
+    def __init__(self, data_dir: Path):
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.settings = bench_settings(data_dir)
+        self.spec = app_launch_spec(self.settings)
+        self.argv = build_argv(self.settings.engine_python, self.spec)
+        self.env = build_env(self.spec)
+        self.log_file = data_dir / "bare-vllm.log"
+        self._log: BinaryIO | None = None
+        self.process: GroupProcess | None = None
+        self.launched_at: float | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.spec.host}:{self.spec.port}"
+
+    @property
+    def api_key(self) -> str:
+        return self.spec.api_key
+
+    @property
+    def served_name(self) -> str:
+        return self.spec.served_model_name
+
+    @property
+    def shown_argv(self) -> list[str]:
+        return redacted_argv(self.argv)
+
+    async def start(self) -> None:
+        self._log = self.log_file.open("ab", buffering=0)
+        self._log.write(f"# chat console: launching {' '.join(self.shown_argv)}\n".encode())
+        self.process = GroupProcess(self.argv, self.env, self._log)
+        self.launched_at = time.perf_counter()
+        await self.process.start()
+
+    async def wait_healthy(self, timeout: float = 900.0, poll: float = 0.1) -> float:
+        """Seconds from launch until /health answers 200; polled often, to find the earliest moment."""
+        assert self.process is not None and self.launched_at is not None
+        deadline = time.monotonic() + timeout
+        async with httpx.AsyncClient(timeout=2.0) as http:
+            while time.monotonic() < deadline:
+                if not self.process.alive():
+                    raise RuntimeError(f"bare vLLM exited with {self.process.returncode}; see {self.log_file}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await http.get(self.base_url + "/health")).status_code == 200:
+                        return time.perf_counter() - self.launched_at
+                await asyncio.sleep(poll)
+        raise TimeoutError(f"bare vLLM not healthy after {timeout:.0f} s; see {self.log_file}")
+
+    def rss_bytes(self) -> int:
+        return self.process.rss_bytes() if self.process is not None else 0
+
+    async def stop(self) -> None:
+        if self.process is not None:
+            await self.process.stop(grace=10.0)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+@dataclass
+class AppServer:
+    """One `chainlit run app.py` process of ours, with an admin login for /api/diagnostics."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    data_dir: Path
+    log_path: Path
+    password: str
+    user_password: str
+    launched_at: float  # perf_counter
+    launched_epoch: float  # time.time(), to compare with the engine status' epoch times
+    _admin_cookies: dict[str, str] | None = field(default=None, repr=False)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def engine_log(self) -> Path:
+        """CHAT_LOG_DIR/vllm.log: the file the app's vLLM writes and the app's monitor follows."""
+        return self.data_dir / "logs" / "vllm.log"
+
+    def rss_bytes(self) -> int:
+        """Resident memory of the chainlit process alone (vLLM is a separate process group)."""
+        return int(psutil.Process(self.process.pid).memory_info().rss)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    async def admin_cookies(self) -> dict[str, str]:
+        if self._admin_cookies is None:
+            from bench.chainlit_client import login
+
+            self._admin_cookies = await login(self.url, ADMIN_USER, self.password)
+        return self._admin_cookies
+
+    async def diagnostics(self, http: httpx.AsyncClient | None = None) -> dict[str, Any]:
+        """GET /api/diagnostics as the admin (engine state, pid, findings, log tail, metrics)."""
+        cookies = await self.admin_cookies()
+        if http is None:
+            async with httpx.AsyncClient(timeout=10.0) as own:
+                response = await own.get(self.url + "/api/diagnostics", cookies=cookies)
+        else:
+            response = await http.get(self.url + "/api/diagnostics", cookies=cookies)
+        response.raise_for_status()
+        data: dict[str, Any] = response.json()
+        return data
+
+    async def engine_state(self) -> str:
+        async with httpx.AsyncClient(timeout=2.0) as http:
+            try:
+                return str((await http.get(self.url + "/healthz")).json()["engine"])
+            except (httpx.HTTPError, ValueError, KeyError):
+                return ""
+
+    async def wait_http(self, timeout: float = 120.0) -> float:
+        """Seconds from launch until the web server answers /healthz."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            if await self.engine_state():
+                return time.perf_counter() - self.launched_at
+            await asyncio.sleep(0.1)
+        raise TimeoutError(f"the app did not serve within {timeout:.0f} s:\n{self.log_text()[-2000:]}")
+
+    async def wait_engine(self, states: tuple[str, ...], timeout: float = 900.0, poll: float = 0.5) -> str:
+        deadline = time.monotonic() + timeout
+        state = ""
+        while time.monotonic() < deadline:
+            self._check_alive()
+            state = await self.engine_state()
+            if state in states:
+                return state
+            if state == "failed":
+                break
+            await asyncio.sleep(poll)
+        raise RuntimeError(f"engine state {state!r}, wanted {states}:\n{self.log_text()[-2000:]}")
+
+    def _check_alive(self) -> None:
+        if self.process.poll() is not None:
+            raise RuntimeError(f"the app exited with {self.process.returncode}:\n{self.log_text()[-3000:]}")
+
+    def stop(self, timeout: float = 60.0) -> None:
+        """SIGTERM (the app's shutdown hook stops its vLLM), SIGKILL after `timeout`; then make sure no
+        process of the app's vLLM group is left."""
+        engine_groups = _engine_groups(self.process.pid)
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        for pgid in engine_groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+
+
+def _engine_groups(app_pid: int) -> set[int]:
+    """Process groups of the app's children (its vLLM leads its own group)."""
+    groups = set()
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process(app_pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error, ProcessLookupError):
+                pgid = os.getpgid(child.pid)
+                if pgid != os.getpgid(app_pid):
+                    groups.add(pgid)
+    return groups
+
+
+def start_app(data_dir: Path, **env_overrides: str) -> AppServer:
+    """`chainlit run app.py --headless` on a free port with the demo model; returns at once (not ready)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    password = secrets.token_urlsafe(16)
+    user_password = secrets.token_urlsafe(16)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in _OURS}
+    env.pop("CHAINLIT_AUTH_SECRET", None)
+    env.update(
+        CHAT_MODEL="demo",
+        CHAT_MODELS_DIR=str(MODELS_DIR),
+        CHAT_DATA_DIR=str(data_dir),
+        CHAT_LOG_DIR=str(data_dir / "logs"),
+        CHAT_ADMIN_USER=ADMIN_USER,
+        CHAT_ADMIN_PASSWORD=password,
+        CHAT_USERS=f"{CHAT_USER}:{user_password}:user",
+        CHAT_TEMPERATURE="0",
+        CHAT_MAX_MODEL_LEN=str(MAX_MODEL_LEN),
+    )
+    env.update(env_overrides)
+    log_path = data_dir / "app.log"
+    with log_path.open("wb") as log:
+        epoch = time.time()
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [str(PROJECT_ROOT / ".venv" / "bin" / "chainlit"), "run", "app.py", "--headless", "--host", "127.0.0.1",
+             "--port", str(port)],
+            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    return AppServer(f"http://127.0.0.1:{port}", process, data_dir, log_path, password, user_password, started,
+                     epoch)
+
+
+def attach_env(bare: BareVllm) -> dict[str, str]:
+    """The app in attach mode on the bare vLLM: both paths then measure the very same server."""
+    return {"CHAT_MODE": "attach", "CHAT_VLLM_URL": bare.base_url + "/v1", "CHAT_API_KEY": bare.api_key,
+            "CHAT_SERVED_MODEL_NAME": bare.served_name, "CHAT_LOG_FILE": str(bare.log_file)}
