@@ -100,7 +100,7 @@ class BareVllm:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.spec.host}:{self.spec.port}"
+        return self.spec.base_url
 
     @property
     def api_key(self) -> str:

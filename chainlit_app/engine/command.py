@@ -28,6 +28,11 @@ class LaunchSpec:
     cache_dir: Path | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def base_url(self) -> str:
+        """Where this launch serves (the port is chosen per launch)."""
+        return f"http://{self.host}:{self.port}"
+
 
 def effective_dtype(requested: str, on_gpu: bool) -> str:
     """`auto` means float32 on CPUs, vLLM's own choice on GPUs.

@@ -120,7 +120,7 @@ class Supervisor:
     # -- public API -------------------------------------------------------------------------------
     @property
     def base_url(self) -> str:
-        return f"http://{self.spec.host}:{self.spec.port}"
+        return self.spec.base_url
 
     @property
     def api_key(self) -> str:
