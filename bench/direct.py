@@ -94,7 +94,7 @@ async def stream_direct(client: openai.AsyncOpenAI, model: str, question: str, p
     request = params.request(question)
     result = DirectResult(sent_at=time.perf_counter())
     parts: list[str] = []
-    stream: Any = await client.chat.completions.create(  # type: ignore[call-overload]
+    stream: Any = await client.chat.completions.create(
         model=model, stream=True, stream_options={"include_usage": True}, **request
     )
     async for chunk in stream:

@@ -66,7 +66,7 @@ async def run(ctx: Context, app: AppServer, bare: BareVllm, client: openai.Async
         straight: DirectResult | None = None
         for path in (("app", "direct") if i % 2 == 0 else ("direct", "app")):
             if path == "app":
-                through = await ask_through_app(app, cookies, PROMPT, max_tokens, round_trips_ms)
+                through = await ask_through_app(app, cookies, PROMPT, max_tokens, round_trips=round_trips_ms)
             else:
                 straight = await stream_direct(client, bare.served_name, PROMPT, params)
         assert through is not None and straight is not None
