@@ -74,7 +74,9 @@ async def check_quiet(ctx: Context, label: str) -> None:
 async def side_by_side(ctx: Context) -> list[str]:
     """Phase 2: bare vLLM, and the app attached to it. Returns the bare command line for comparison."""
     say("[2/4] bare vLLM cold start, then the app attached to the same server")
-    bare = await coldstart.bare_cold_start(ctx, ctx.work_dir / "bare", MAX_MODEL_LEN)
+    bare, ctx.facts["bare_health_s"], ctx.facts["bare_first_token_s"] = await coldstart.bare_cold_start(
+        ctx, ctx.work_dir / "bare", MAX_MODEL_LEN)
+    ctx.say(f"  bare vLLM: {' '.join(bare.shown_argv)}")
     try:
         app = start_app(ctx.work_dir / "attach", **attach_env(bare))
         client = make_client(bare.base_url, bare.api_key)
@@ -139,6 +141,9 @@ async def run(full: bool, max_wait: float) -> Report:
         bare_argv = await side_by_side(ctx)
         await check_quiet(ctx, "app cold start")
         await app_alone(ctx, bare_argv)
+        if full:
+            say("[3b] more alternating cold starts (full mode)")
+            await coldstart.repeated_pairs(ctx, 2, MAX_MODEL_LEN)
         say("[4/4] tailing cost")
         await check_quiet(ctx, "tailing")
         await asyncio.to_thread(tailing.run, ctx)

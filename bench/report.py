@@ -31,16 +31,20 @@ class Report:
         self.rows.append(row)
         return row
 
+    def ordered(self) -> list[Row]:
+        """Rows grouped by section (they are measured in another order: phases share servers)."""
+        return sorted(self.rows, key=lambda r: r.section)
+
     def text(self) -> str:
         cols = ("section", "figure", "value", "target", "status")
-        table = [cols, *[(r.section, r.figure, r.value, r.target, r.status) for r in self.rows]]
+        table = [cols, *[(r.section, r.figure, r.value, r.target, r.status) for r in self.ordered()]]
         widths = [min(70, max(len(str(line[i])) for line in table)) for i in range(len(cols))]
         out = [*self.header, ""]
         for i, line in enumerate(table):
             out.append("  ".join(str(cell).ljust(widths[j]) for j, cell in enumerate(line)))
             if i == 0:
                 out.append("  ".join("-" * w for w in widths))
-        details = [f"- {r.section} / {r.figure}: {r.detail}" for r in self.rows if r.detail]
+        details = [f"- {r.section} / {r.figure}: {r.detail}" for r in self.ordered() if r.detail]
         if details:
             out += ["", "details:", *details]
         if self.notes:
@@ -50,10 +54,10 @@ class Report:
     def markdown(self, title: str = "Benchmark results") -> str:
         out = [f"# {title}", "", *[f"- {h}" for h in self.header], "",
                "| section | figure | value | target | status |", "|---|---|---|---|---|"]
-        for r in self.rows:
+        for r in self.ordered():
             cells = [r.section, r.figure, r.value, r.target, f"**{r.status}**" if r.status == "MISS" else r.status]
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-        details = [f"- **{r.section} / {r.figure}**: {r.detail}" for r in self.rows if r.detail]
+        details = [f"- **{r.section} / {r.figure}**: {r.detail}" for r in self.ordered() if r.detail]
         if details:
             out += ["", "## Details", "", *details]
         if self.notes:

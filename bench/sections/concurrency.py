@@ -131,7 +131,7 @@ async def direct_without_app(ctx: Context, bare: BareVllm, client: openai.AsyncO
 
 
 async def run(ctx: Context, app: AppServer, bare: BareVllm, client: openai.AsyncOpenAI, max_model_len: int) -> None:
-    reps = ctx.pick(1, 3)
+    reps = ctx.pick(2, 4)
     max_tokens = ctx.pick(64, 128)
     cookies = await login(app.url, CHAT_USER, app.user_password)
     ctx.say(f"  concurrency: levels {LEVELS}, {reps} rep(s) each, max_tokens {max_tokens}")

@@ -43,8 +43,8 @@ async def ask_through_app(app: AppServer, cookies: dict[str, str], question: str
 
 
 async def run(ctx: Context, app: AppServer, bare: BareVllm, client: openai.AsyncOpenAI, max_model_len: int) -> None:
-    pairs = ctx.pick(5, 12)
-    max_tokens = ctx.pick(96, 256)
+    pairs = ctx.pick(8, 16)
+    max_tokens = ctx.pick(80, 256)
     params = chat_params(max_tokens, max_model_len)
     cookies = await login(app.url, CHAT_USER, app.user_password)
     ctx.say(f"  streaming: 1 warm-up + {pairs} paired runs, max_tokens {max_tokens}")
