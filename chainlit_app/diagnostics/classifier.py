@@ -148,7 +148,10 @@ def interesting(low: str) -> bool:
     return _any_in(low, _GATE_SUBSTRINGS) or not _GATE_WORDS.isdisjoint(_WORD.findall(low))
 
 
-_BUSY_LINES = ('" 200 ok', "added request", "finished request", "aborted request")
+# Per-request bookkeeping lines: the bulk of a busy log. "received request" lines may quote the user's
+# prompt (older vLLMs log it at INFO), so they must never reach the rules: a prompt about "CUDA out of
+# memory" is not an out-of-memory error.
+_BUSY_LINES = ('" 200 ok', "added request", "finished request", "aborted request", "received request")
 _LIFECYCLE_NEEDLES = (
     "startup",
     "uvicorn running",

@@ -141,24 +141,36 @@ class FindingsStore:
 
 
 class LogRing:
-    """The last `size` log lines, redacted, with their level, for the panel's log tail."""
+    """The last `size` log lines for the panel's log tail.
+
+    Lines are kept raw and cleaned (ANSI stripped, secrets redacted, level parsed) only when the panel
+    reads them: a busy server writes thousands of lines a second and the panel shows 200 once a second,
+    so cleaning on append was most of the tail's CPU. Cleaned lines are cached between reads."""
 
     def __init__(self, size: int = 500, secrets: Iterable[str] = ()) -> None:
-        self._lines: deque[dict[str, Any]] = deque(maxlen=size)
+        self._lines: deque[tuple[int, str]] = deque(maxlen=size)
         self._secrets = tuple(s for s in secrets if s)
+        self._clean: dict[tuple[int, str], dict[str, Any]] = {}
 
     def __len__(self) -> int:
         return len(self._lines)
 
     def append(self, lineno: int, text: str) -> None:
-        text = strip_ansi(text.rstrip("\r\n"))[:2000]
-        self._lines.append({"n": lineno, "text": redact(text, self._secrets), "level": line_level(text)})
+        self._lines.append((lineno, text[:2000]))
 
     def tail(self, n: int = 200) -> list[dict[str, Any]]:
-        """The last n lines, oldest first."""
+        """The last n lines, oldest first, redacted."""
         if n <= 0:
             return []
-        return list(self._lines)[-n:]
+        wanted = list(self._lines)[-n:]
+        cache = {line: self._clean.get(line) or self._cleaned(*line) for line in wanted}
+        self._clean = cache  # keyed by number and text: a rotated log starts its numbers again
+        return [cache[line] for line in wanted]
+
+    def _cleaned(self, lineno: int, raw: str) -> dict[str, Any]:
+        text = strip_ansi(raw.rstrip("\r\n"))
+        return {"n": lineno, "text": redact(text, self._secrets), "level": line_level(text)}
 
     def clear(self) -> None:
         self._lines.clear()
+        self._clean.clear()

@@ -215,6 +215,17 @@ def test_harmless_warnings_raise_nothing() -> None:
     assert classify_lines([HARMLESS_LINES[-1]] * 6).findings == []
 
 
+def test_a_prompt_quoted_in_a_request_line_is_not_evidence() -> None:
+    """Older vLLMs log the user's prompt at INFO; a question about an error must not raise that error."""
+    lines = [
+        "INFO 11-30 14:00:01 [logger.py:39] Received request chatcmpl-1: prompt: '<|user|>Why do I get "
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB?', params: SamplingParams(n=1)",
+        "INFO 11-30 14:00:01 [engine.py:310] Added request chatcmpl-1.",
+    ]
+    report = classify_lines(lines)
+    assert report.findings == []
+
+
 def test_shared_memory_wait_after_startup_is_a_stall() -> None:
     lines = ["INFO:     Application startup complete.", HARMLESS_LINES[-1], HARMLESS_LINES[-1]]
     report = classify_lines(lines)

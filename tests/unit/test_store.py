@@ -134,3 +134,15 @@ def test_log_ring_keeps_the_last_lines_with_level_and_redaction() -> None:
     assert tail[1]["text"] == "WARNING 11-30 14:00:03 [y.py:2] careful"
     assert len(ring.tail()) == 200 and ring.tail()[0]["n"] == 405
     assert ring.tail(0) == []
+
+
+def test_log_ring_shows_new_text_when_a_rotated_log_reuses_line_numbers() -> None:
+    ring = LogRing(size=10)
+    ring.append(1, "INFO old file line one")
+    assert ring.tail(1)[0]["text"] == "INFO old file line one"
+    ring.clear()
+    ring.append(1, "ERROR new file line one")
+    ring.append(2, "INFO new file line two")
+    assert [r["text"] for r in ring.tail()] == ["ERROR new file line one", "INFO new file line two"]
+    ring.append(1, "WARNING same number, other text")  # no clear(): the cache must not return old text
+    assert ring.tail(1)[0]["text"] == "WARNING same number, other text"
