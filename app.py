@@ -99,10 +99,13 @@ async def on_settings_update(values: dict[str, Any]) -> None:
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
     admin = current_user_is_admin()
-    if message.command == panel.COMMAND or message.content.strip().lower() in ("/diagnostics", "/diag"):
-        await (panel.open_panel() if admin else chat.say("The diagnostics panel is for admins only."))
-        return
-    await chat.handle_message(RUNTIME, message, admin)
+    try:
+        if message.command == panel.COMMAND or message.content.strip().lower() in ("/diagnostics", "/diag"):
+            await (panel.open_panel() if admin else chat.say("The diagnostics panel is for admins only."))
+            return
+        await chat.handle_message(RUNTIME, message, admin)
+    finally:
+        chat.release_history()  # whatever happened, the held history writes of this chat go now
 
 
 @cl.on_stop

@@ -13,8 +13,22 @@ import chainlit as cl
 import openai
 from chainlit.input_widget import Slider, TextInput
 
-from chainlit_app.conversation import MAX_INPUT_CHARS, Conversation, InputTooLong, Params, clean_input
+from chainlit_app.conversation import (
+    MAX_INPUT_CHARS,
+    NOTE_CUT,
+    NOTE_DECODE,
+    NOTE_EMPTY_PREFIX,
+    NOTE_INTERRUPTED_PREFIX,
+    NOTE_SEE_PANEL,
+    NOTE_STOPPED,
+    Conversation,
+    InputTooLong,
+    Params,
+    clean_input,
+    with_note,
+)
 from chainlit_app.failures import explain
+from chainlit_app.history import FIRST_TOKEN_GATE
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -96,10 +110,16 @@ def update_settings(runtime: Runtime, values: dict[str, Any]) -> Params:
     return params
 
 
+def release_history() -> None:
+    """Let this chat's held history writes go (see `FirstTokenGate`)."""
+    FIRST_TOKEN_GATE.release(cl.context.session.thread_id)
+
+
 async def _wait_for_engine(runtime: Runtime) -> bool:
     """Show start-up progress in one message until the engine is ready (or has given up)."""
     if runtime.is_ready():
         return True
+    release_history()  # a start can take minutes: the question is saved now, not after it
     waiting = cl.Message(content=f"⏳ {engine_line(runtime)}. Your question will be answered once it is ready.",
                          author=SYSTEM_AUTHOR)
     await waiting.send()
@@ -192,12 +212,13 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
                 continue
             buffer.append(token)
             now = time.monotonic()
-            if first_token_at is None:
-                first_token_at = now
             if not msg.streaming or now - last_flush >= FLUSH_SECONDS:
                 await msg.stream_token("".join(buffer))
                 buffer.clear()
                 last_flush = now
+            if first_token_at is None:
+                first_token_at = now
+                release_history()  # the first token is on its way to the browser; history may write now
         if buffer:
             await msg.stream_token("".join(buffer))
         ttft = first_token_at - started if first_token_at is not None else None
@@ -205,25 +226,30 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
                                                   first_token_seconds=ttft)
         if not msg.content:
             msg.content = (
-                f"_(The model returned an empty answer: finish reason {finish_reason}, "
+                f"{NOTE_EMPTY_PREFIX}: finish reason {finish_reason}, "
                 f"{completion_tokens if completion_tokens is not None else 'unknown'} tokens.)_"
             )
             if is_admin:
-                msg.content += "\n\n_Open the diagnostics panel for the likely cause and the fix._"
+                msg.content = with_note(msg.content, NOTE_SEE_PANEL)
             await msg.send()
             log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
+        answer = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
         if is_admin and any(f.kind == "decode_error" for f in findings):
-            msg.content += "\n\n_The answer holds undecodable or control characters; see the diagnostics panel._"
+            msg.content = with_note(msg.content, NOTE_DECODE)
         if finish_reason == "length":
-            msg.content += "\n\n_(Cut at the max-tokens limit.)_"
+            msg.content = with_note(msg.content, NOTE_CUT)
         await msg.send()
-        log.info("answer: %d chars in %.2f s", len(msg.content), time.monotonic() - started)
-        return msg.content
+        log.info("answer: %d chars in %.2f s", len(answer), time.monotonic() - started)
+        return answer
     except asyncio.CancelledError:
         await _close(stream)
         partial = msg.content + "".join(buffer)
-        msg.content = (partial + "\n\n" if partial else "") + "_(Stopped by the user.)_"
+        msg.content = with_note(partial, NOTE_STOPPED)
+        if partial:  # the reader saw it, so the model sees it next time too
+            conversation.add("assistant", partial)
+        else:
+            conversation.turns.pop()
         await msg.send()
         raise
     except Exception as exc:  # every failure becomes a short message, never a traceback
@@ -236,7 +262,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         question = conversation.turns[-1]["content"] if conversation.turns else ""
         retry = [retry_action(question)] if question else []
         if partial:
-            msg.content = partial + f"\n\n_⚠ Interrupted: {explanation}_"
+            msg.content = with_note(partial, f"{NOTE_INTERRUPTED_PREFIX}{explanation}_")
             msg.actions = retry
             await msg.send()
             return partial

@@ -9,6 +9,33 @@ CHARS_PER_TOKEN = 3.0  # conservative for English and code; a 400 from vLLM trig
 TOKENS_PER_MESSAGE = 6
 MAX_INPUT_CHARS = 200_000
 
+# Notes the chat appends to an answer for the reader. They are never the model's words: the conversation
+# keeps the answer without them, and a resumed thread's stored messages lose them again (`without_notes`).
+NOTE_CUT = "_(Cut at the max-tokens limit.)_"
+NOTE_STOPPED = "_(Stopped by the user.)_"
+NOTE_DECODE = "_The answer holds undecodable or control characters; see the diagnostics panel._"
+NOTE_INTERRUPTED_PREFIX = "_⚠ Interrupted: "
+NOTE_EMPTY_PREFIX = "_(The model returned an empty answer"
+NOTE_SEE_PANEL = "_Open the diagnostics panel for the likely cause and the fix._"
+
+
+def with_note(answer: str, note: str) -> str:
+    return f"{answer}\n\n{note}" if answer else note
+
+
+def _is_note(part: str) -> bool:
+    return part in (NOTE_CUT, NOTE_STOPPED, NOTE_DECODE, NOTE_SEE_PANEL) or part.startswith(
+        (NOTE_INTERRUPTED_PREFIX, NOTE_EMPTY_PREFIX)
+    )
+
+
+def without_notes(text: str) -> str:
+    """A shown answer back to what the model wrote ("" when it wrote nothing)."""
+    parts = text.split("\n\n")
+    while parts and _is_note(parts[-1]):
+        parts.pop()
+    return "\n\n".join(parts)
+
 
 def estimate_tokens(text: str) -> int:
     return int(len(text) / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE

@@ -3,6 +3,7 @@ with the schema created and upgraded by the app itself (Chainlit creates no tabl
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from pathlib import Path
@@ -13,6 +14,8 @@ from sqlalchemy import Boolean, Column, Integer, MetaData, Table, Text, inspect
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from sqlalchemy.schema import CreateColumn
+
+from chainlit_app.conversation import without_notes
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +102,86 @@ async def prepare_schema(url: str) -> list[str]:
     return added
 
 
+class FirstTokenGate:
+    """Holds a thread's history writes from its user message until the answer's first token is out.
+
+    On a chat's first question Chainlit writes the thread, the user's message and every step queued since
+    the chat opened, as tasks beside the request to the model; on this 2-core machine that work delayed the
+    first token by 10 to 60 ms (docs/PERFORMANCE.md). The writes lose nothing by waiting: the chat releases
+    the thread right after the first token, when it stops waiting for one (the engine is still starting,
+    errors, Stop), and `max_hold` bounds the wait whatever happens."""
+
+    def __init__(self, max_hold: float = 10.0) -> None:
+        self.max_hold = max_hold
+        self._held: dict[str, asyncio.Event] = {}
+
+    def hold(self, thread_id: str) -> None:
+        if thread_id not in self._held:
+            self._held[thread_id] = asyncio.Event()
+
+    def release(self, thread_id: str) -> None:
+        event = self._held.pop(thread_id, None)
+        if event is not None:
+            event.set()
+
+    def is_held(self, thread_id: str) -> bool:
+        return thread_id in self._held
+
+    async def wait(self, thread_id: str) -> None:
+        event = self._held.get(thread_id)
+        if event is None:
+            return
+        try:
+            async with asyncio.timeout(self.max_hold):
+                await event.wait()
+        except TimeoutError:
+            log.warning("history writes of a thread held %.0f s; writing them now", self.max_hold)
+            self.release(thread_id)
+
+
+FIRST_TOKEN_GATE = FirstTokenGate()
+
+
+class ChatHistoryLayer(SQLAlchemyDataLayer):
+    """Chainlit's SQLAlchemy data layer with two savings on the path of a chat's answer: writes wait
+    for the first token (`FirstTokenGate`), and `create_step` does not look up, in a transaction of its
+    own, a thread this process has already written."""
+
+    def __init__(self, conninfo: str, gate: FirstTokenGate = FIRST_TOKEN_GATE) -> None:
+        super().__init__(conninfo=conninfo)
+        self.gate = gate
+        self._written_threads: set[str] = set()
+
+    async def create_step(self, step_dict: Any) -> None:
+        thread_id = step_dict.get("threadId")
+        if thread_id:
+            if step_dict.get("type") == "user_message":
+                self.gate.hold(thread_id)  # an answer is about to be asked for in this thread
+            await self.gate.wait(thread_id)
+        await super().create_step(step_dict)
+
+    async def update_thread(
+        self,
+        thread_id: str,
+        name: str | None = None,
+        user_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        tags: list[str] | None = None,
+    ) -> None:
+        await self.gate.wait(thread_id)
+        if thread_id in self._written_threads and name is None and user_id is None and metadata is None \
+                and tags is None:
+            return  # create_step only makes sure the thread exists
+        await super().update_thread(thread_id, name=name, user_id=user_id, metadata=metadata, tags=tags)
+        self._written_threads.add(thread_id)
+
+    async def delete_thread(self, thread_id: str) -> None:
+        self._written_threads.discard(thread_id)
+        await super().delete_thread(thread_id)
+
+
 def make_data_layer(url: str) -> SQLAlchemyDataLayer:
-    return SQLAlchemyDataLayer(conninfo=url)
+    return ChatHistoryLayer(conninfo=url)
 
 
 def conversation_turns(steps: list[dict[str, Any]], assistant_author: str) -> list[dict[str, str]]:
@@ -108,6 +189,8 @@ def conversation_turns(steps: list[dict[str, Any]], assistant_author: str) -> li
     turns = []
     for step in sorted(steps, key=lambda s: s.get("createdAt") or ""):
         text = step.get("output") or ""
+        if step.get("type") == "assistant_message":
+            text = without_notes(text)  # the chat's notes to the reader were never the model's words
         if step.get("type") == "user_message" and text.strip():
             turns.append({"role": "user", "content": text})
         elif step.get("type") == "assistant_message" and step.get("name") == assistant_author and text.strip():

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
 import chainlit as cl
 import pytest
+from chainlit.context import init_http_context
 
-from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema
+from chainlit_app.history import (
+    ChatHistoryLayer,
+    FirstTokenGate,
+    conversation_turns,
+    database_url,
+    make_data_layer,
+    prepare_schema,
+)
 
 
 def _columns(db: Path, table: str) -> set[str]:
@@ -60,3 +69,94 @@ def test_resumed_conversation_keeps_user_and_model_turns_only() -> None:
         {"role": "user", "content": "What is the capital of France?"},
         {"role": "assistant", "content": "Paris."},
     ]
+
+
+def test_resumed_conversation_drops_the_chats_notes_from_answers() -> None:
+    """Notes like "(Cut at the max-tokens limit.)" are for the reader; the model never wrote them."""
+    steps = [
+        {"type": "user_message", "name": "alice", "output": "Tell me a story.", "createdAt": "1"},
+        {"type": "assistant_message", "name": "Assistant", "createdAt": "2",
+         "output": "Once upon a time\n\nthere was\n\n_(Cut at the max-tokens limit.)_"},
+        {"type": "user_message", "name": "alice", "output": "Go on.", "createdAt": "3"},
+        {"type": "assistant_message", "name": "Assistant", "createdAt": "4",
+         "output": "a fox\n\n_⚠ Interrupted: The model server cannot be reached._"},
+        {"type": "user_message", "name": "alice", "output": "Again?", "createdAt": "5"},
+        {"type": "assistant_message", "name": "Assistant", "createdAt": "6", "output": "_(Stopped by the user.)_"},
+        {"type": "assistant_message", "name": "Assistant", "createdAt": "7", "output":
+         "_(The model returned an empty answer: finish reason stop, 0 tokens.)_\n\n"
+         "_Open the diagnostics panel for the likely cause and the fix._"},
+    ]
+    assert conversation_turns(steps, "Assistant") == [
+        {"role": "user", "content": "Tell me a story."},
+        {"role": "assistant", "content": "Once upon a time\n\nthere was"},
+        {"role": "user", "content": "Go on."},
+        {"role": "assistant", "content": "a fox"},
+        {"role": "user", "content": "Again?"},
+    ]
+
+
+def _step(step_id: str, thread_id: str, kind: str, text: str) -> dict[str, object]:
+    return {"id": step_id, "threadId": thread_id, "name": "alice" if kind == "user_message" else "Assistant",
+            "type": kind, "output": text, "streaming": False, "createdAt": step_id}
+
+
+def _stored(db: Path, thread_id: str) -> list[str]:
+    with sqlite3.connect(db) as conn:
+        return [r[0] for r in conn.execute('SELECT output FROM steps WHERE "threadId" = ? ORDER BY id', (thread_id,))]
+
+
+async def test_a_question_holds_its_threads_writes_until_released(tmp_path: Path) -> None:
+    """The writes of a chat's question wait for the first token (released by the chat), then all land."""
+    init_http_context()
+    url = database_url(tmp_path)
+    await prepare_schema(url)
+    gate = FirstTokenGate(max_hold=30)
+    layer = ChatHistoryLayer(url, gate=gate)
+    question = asyncio.create_task(layer.create_step(_step("1", "t1", "user_message", "Capital of France?")))
+    naming = asyncio.create_task(layer.update_thread("t1", name="Capital of France?"))
+    other = asyncio.create_task(layer.create_step(_step("1b", "t2", "user_message", "Other chat")))
+    await asyncio.sleep(0.3)
+    assert gate.is_held("t1") and not question.done() and not naming.done()
+    assert _stored(tmp_path / "chat.db", "t1") == []
+    gate.release("t2")
+    await other
+    assert _stored(tmp_path / "chat.db", "t2") == ["Other chat"], "another chat is not held by this one"
+    gate.release("t1")
+    await asyncio.gather(question, naming)
+    assert _stored(tmp_path / "chat.db", "t1") == ["Capital of France?"]
+    with sqlite3.connect(tmp_path / "chat.db") as conn:
+        assert conn.execute("SELECT name FROM threads WHERE id = 't1'").fetchone() == ("Capital of France?",)
+    # the answer, written after the release, goes straight through
+    await asyncio.wait_for(layer.create_step(_step("2", "t1", "assistant_message", "Paris.")), 5)
+    assert _stored(tmp_path / "chat.db", "t1") == ["Capital of France?", "Paris."]
+
+
+async def test_a_forgotten_hold_only_delays_writes_by_max_hold(tmp_path: Path) -> None:
+    init_http_context()
+    url = database_url(tmp_path)
+    await prepare_schema(url)
+    layer = ChatHistoryLayer(url, gate=FirstTokenGate(max_hold=0.5))
+    await asyncio.wait_for(layer.create_step(_step("1", "t1", "user_message", "never answered")), 5)
+    assert _stored(tmp_path / "chat.db", "t1") == ["never answered"]
+
+
+async def test_steps_of_a_written_thread_skip_the_thread_lookup(tmp_path: Path) -> None:
+    init_http_context()
+    url = database_url(tmp_path)
+    await prepare_schema(url)
+    layer = ChatHistoryLayer(url, gate=FirstTokenGate())
+    statements: list[str] = []
+    real_execute = layer.execute_sql
+
+    async def counting(query: str, parameters: dict[str, object]) -> object:
+        statements.append(" ".join(query.split())[:30])
+        return await real_execute(query=query, parameters=parameters)
+
+    layer.execute_sql = counting  # type: ignore[method-assign]
+    await layer.create_step(_step("1", "t1", "assistant_message", "first"))
+    first = len(statements)
+    statements.clear()
+    await layer.create_step(_step("2", "t1", "assistant_message", "second"))
+    assert len(statements) == 1 and statements[0].startswith("INSERT INTO steps"), statements
+    assert first >= 3  # lookup, thread insert, step insert
+    assert _stored(tmp_path / "chat.db", "t1") == ["first", "second"]
