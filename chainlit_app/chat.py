@@ -39,6 +39,17 @@ AUTHOR = "Assistant"
 SYSTEM_AUTHOR = "Console"
 RETRY_ACTION = "retry_question"
 FLUSH_SECONDS = 0.03  # coalesce tokens faster than a screen refresh; the first token is never delayed
+MAX_FLUSH_SECONDS = 0.15  # under load, still about 7 screen updates a second per answer
+_streaming_answers = 0
+
+
+def flush_interval(streams: int) -> float:
+    """Seconds between UI updates of one answer while `streams` answers stream in this process.
+
+    Every update is a socket.io event (a websocket frame, deflate, the browser's work) costing the app
+    CPU that vLLM's engine needs on a small machine; with many answers at once, fewer and larger updates
+    cost less, and each reader still sees text flow several times a second."""
+    return min(MAX_FLUSH_SECONDS, FLUSH_SECONDS * max(1.0, streams / 4))
 
 
 def default_params(runtime: Runtime) -> Params:
@@ -124,8 +135,9 @@ async def _wait_for_engine(runtime: Runtime) -> bool:
                          author=SYSTEM_AUTHOR)
     await waiting.send()
     deadline = time.monotonic() + runtime.settings.startup_timeout
-    while not runtime.is_ready() and not runtime.has_given_up() and time.monotonic() < deadline:
-        await asyncio.sleep(1.0)
+    while not runtime.has_given_up() and time.monotonic() < deadline:
+        if await runtime.wait_ready(timeout=1.0):  # returns the moment the engine is ready
+            break
         waiting.content = f"⏳ {engine_line(runtime)}. Your question will be answered once it is ready."
         await waiting.update()
     if runtime.is_ready():
@@ -174,6 +186,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     except InputTooLong as exc:
         await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
         return None
+    global _streaming_answers
     buffer: list[str] = []
     last_flush = 0.0
     stream: Any = None
@@ -181,6 +194,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     first_token_at: float | None = None
     finish_reason: str | None = None
     completion_tokens: int | None = None
+    _streaming_answers += 1
     try:
         for attempt in range(2):
             try:
@@ -212,7 +226,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
                 continue
             buffer.append(token)
             now = time.monotonic()
-            if not msg.streaming or now - last_flush >= FLUSH_SECONDS:
+            if not msg.streaming or now - last_flush >= flush_interval(_streaming_answers):
                 await msg.stream_token("".join(buffer))
                 buffer.clear()
                 last_flush = now
@@ -268,6 +282,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             return partial
         await cl.Message(content=f"⚠ {explanation}", author=SYSTEM_AUTHOR, actions=retry).send()
         return None
+    finally:
+        _streaming_answers -= 1
 
 
 def retry_action(question: str) -> cl.Action:

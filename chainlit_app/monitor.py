@@ -50,11 +50,17 @@ class Monitor:
         endpoint: Callable[[], Endpoint | None],
         probe_interval: float = 1.0,
         stall_seconds: float = 30.0,
+        unwatched_metrics_interval: float = 5.0,
     ):
         self._log_file = log_file
         self._endpoint = endpoint
         self.probe_interval = probe_interval
         self.stall_seconds = stall_seconds
+        # /metrics costs vLLM a rendering and us a Prometheus parse, on the cores the engine computes on:
+        # every probe while an admin has the panel open, every few seconds otherwise (stall detection).
+        self.unwatched_metrics_interval = unwatched_metrics_interval
+        self._watched_until = 0.0
+        self._next_metrics_at = 0.0
         self.store = FindingsStore()
         self.ring = LogRing(500)
         self.first_token = FirstTokenWatch()
@@ -172,9 +178,20 @@ class Monitor:
             if probe is not None:
                 await probe.aclose()
 
+    def panel_viewed(self) -> None:
+        """Someone reads the panel: keep its metrics fresh for a while."""
+        self._watched_until = time.monotonic() + 10.0
+
+    def _metrics_due(self) -> bool:
+        now = time.monotonic()
+        if now < self._watched_until or now >= self._next_metrics_at:
+            self._next_metrics_at = now + self.unwatched_metrics_interval
+            return True
+        return False
+
     async def _probe_once(self, probe: EngineProbe) -> None:
         self.healthy = await probe.health()
-        snap = await probe.metrics() if self.healthy else None
+        snap = await probe.metrics() if self.healthy and self._metrics_due() else None
         if snap is None:
             return
         now = time.time()

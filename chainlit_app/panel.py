@@ -23,6 +23,7 @@ COMMAND = "Diagnostics"
 
 def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
     """The contract: engine state, findings, log tail, metrics. No key or secret is in it."""
+    runtime.monitor.panel_viewed()
     status = runtime.status.to_json()
     supervisor = runtime.supervisor
     status["mode"] = runtime.settings.mode

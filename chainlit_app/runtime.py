@@ -194,11 +194,17 @@ class Runtime:
         return self.status.state in (EngineState.FAILED, EngineState.STOPPED)
 
     async def wait_ready(self, timeout: float) -> bool:
+        """True as soon as the engine is ready (the supervisor's event, not a poll: every moment between
+        /health answering and the first question being sent is added to a cold start)."""
         deadline = time.monotonic() + timeout
         while not self.is_ready():
-            if self.has_given_up() or time.monotonic() > deadline:
+            remaining = deadline - time.monotonic()
+            if self.has_given_up() or remaining <= 0:
                 return False
-            await asyncio.sleep(0.25)
+            if self.settings.mode == "spawn" and self.supervisor is not None:
+                await self.supervisor.wait_ready(timeout=min(1.0, remaining))
+            else:
+                await asyncio.sleep(min(0.25, remaining))
         return True
 
     @property

@@ -22,6 +22,7 @@ from chainlit_app.engine.probe import EngineProbe
 from chainlit_app.engine.process import GroupProcess
 
 log = logging.getLogger(__name__)
+HEALTH_POLL_SECONDS = 0.1
 
 
 class EngineState(StrEnum):
@@ -249,6 +250,7 @@ class Supervisor:
     async def _wait_healthy(self, started: float) -> None:
         assert self._process is not None
         probe = EngineProbe(self.base_url, None, timeout=2.0)
+        next_progress_at = 0.0
         try:
             while True:
                 if not self._process.alive():
@@ -270,10 +272,14 @@ class Supervisor:
                     raise EngineStartError(
                         f"vLLM was not ready after {self.config.startup_timeout:.0f} s", tail, None
                     )
-                progress = latest_progress(read_tail(self.config.log_file, 40))
-                if progress and progress != self.status.progress:
-                    self._set(progress=progress)
-                await asyncio.sleep(0.5)
+                if time.monotonic() >= next_progress_at:
+                    next_progress_at = time.monotonic() + 0.5
+                    progress = latest_progress(read_tail(self.config.log_file, 40))
+                    if progress and progress != self.status.progress:
+                        self._set(progress=progress)
+                # A refused connection to localhost costs microseconds; polling often means the app
+                # knows vLLM is ready within 0.1 s of it (cold start is measured against bare vLLM).
+                await asyncio.sleep(HEALTH_POLL_SECONDS)
         finally:
             await probe.aclose()
 
