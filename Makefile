@@ -56,7 +56,7 @@ chromium:
 
 lint: app
 	$(APP_VENV)/bin/ruff check app.py chainlit_app tests $(wildcard bench)
-	$(APP_VENV)/bin/mypy app.py chainlit_app
+	$(APP_VENV)/bin/mypy app.py chainlit_app tests $(wildcard bench)
 
 unit: app
 	$(APP_VENV)/bin/python -m pytest -v tests/unit

@@ -257,11 +257,13 @@ def _engine_groups(app_pid: int) -> set[int]:
     return groups
 
 
-def start_app(data_dir: Path, **env_overrides: str) -> AppServer:
-    """`chainlit run app.py --headless` on a free port with the demo model; returns at once (not ready)."""
+def start_app(data_dir: Path, *, admin_password: str | None = None, chat_user: str = CHAT_USER,
+              user_password: str | None = None, **env_overrides: str) -> AppServer:
+    """`chainlit run app.py --headless` on a free port with the demo model, as a user starts it; returns at
+    once (not ready). The benchmarks and the browser tests both start the app here."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    password = secrets.token_urlsafe(16)
-    user_password = secrets.token_urlsafe(16)
+    password = admin_password or secrets.token_urlsafe(16)
+    user_password = user_password or secrets.token_urlsafe(16)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in _OURS}
     env.pop("CHAINLIT_AUTH_SECRET", None)
@@ -272,7 +274,7 @@ def start_app(data_dir: Path, **env_overrides: str) -> AppServer:
         CHAT_LOG_DIR=str(data_dir / "logs"),
         CHAT_ADMIN_USER=ADMIN_USER,
         CHAT_ADMIN_PASSWORD=password,
-        CHAT_USERS=f"{CHAT_USER}:{user_password}:user",
+        CHAT_USERS=f"{chat_user}:{user_password}:user",
         CHAT_TEMPERATURE="0",
         CHAT_MAX_MODEL_LEN=str(MAX_MODEL_LEN),
     )

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
-import subprocess
-import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from chainlit_app.engine.supervisor import free_port
+from bench.apps import AppServer, start_app
 from chainlit_app.settings import PROJECT_ROOT
-from tests.conftest import MODELS_DIR, REQUIRE_ALL, need_engine
+from tests.conftest import REQUIRE_ALL, need_engine
+
+__all__ = ["AppServer", "run_app", "run_in_thread"]
+T = TypeVar("T")
 
 CHROMIUM = os.environ.get("CHAT_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -30,58 +32,24 @@ ARTIFACTS = PROJECT_ROOT / "test-results"
 SCREENSHOTS = PROJECT_ROOT / "docs" / "screenshots"
 
 
-@dataclass
-class AppServer:
-    url: str
-    process: subprocess.Popen[bytes]
-    data_dir: Path
-    log_path: Path
-
-    def log_text(self) -> str:
-        return self.log_path.read_text(errors="replace")
+def run_in_thread(coro: Coroutine[Any, Any, T]) -> T:
+    """Run async test code in a thread of its own: Playwright's sync API keeps an event loop running in
+    this session's main thread, so asyncio.run() cannot be called there."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @contextmanager
 def run_app(data_dir: Path, ready_states: tuple[str, ...], **env_overrides: str) -> Iterator[AppServer]:
-    """`chainlit run app.py` as a user starts it; yields once /healthz reports one of `ready_states`."""
-    port = free_port()
-    env = dict(os.environ)
-    env.update(
-        CHAT_MODELS_DIR=str(MODELS_DIR),
-        CHAT_DATA_DIR=str(data_dir),
-        CHAT_LOG_DIR=str(data_dir / "logs"),
-        CHAT_ADMIN_PASSWORD=ADMIN_PASSWORD,
-        CHAT_USERS=f"alice:{USER_PASSWORD}:user",
-    )
-    env.update(env_overrides)
-    env.pop("CHAINLIT_AUTH_SECRET", None)
-    log_path = data_dir / "app.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [str(PROJECT_ROOT / ".venv" / "bin" / "chainlit"), "run", "app.py", "--headless", "--port", str(port)],
-            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
-    server = AppServer(f"http://127.0.0.1:{port}", process, data_dir, log_path)
+    """`chainlit run app.py` (the benchmark's launcher); yields once /healthz reports one of `ready_states`,
+    and stops the app and its vLLM group afterwards."""
+    server = start_app(data_dir, admin_password=ADMIN_PASSWORD, chat_user="alice", user_password=USER_PASSWORD,
+                       **env_overrides)
     try:
-        deadline = time.monotonic() + 600
-        state = ""
-        while time.monotonic() < deadline:
-            assert process.poll() is None, f"the app exited:\n{server.log_text()[-3000:]}"
-            try:
-                state = httpx.get(server.url + "/healthz", timeout=2).json()["engine"]
-            except (httpx.HTTPError, ValueError):
-                state = ""
-            if state in (*ready_states, "failed"):
-                break
-            time.sleep(1)
-        assert state in ready_states, f"engine state {state!r}\n{server.log_text()[-3000:]}"
+        run_in_thread(server.wait_engine(ready_states, timeout=600, poll=1.0))
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        server.stop()
 
 
 @pytest.fixture(scope="session")

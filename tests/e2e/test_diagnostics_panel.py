@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
@@ -29,7 +30,7 @@ def _session(server: AppServer, user: str, password: str) -> Iterator[httpx.Clie
         yield client
 
 
-def _engine(server: AppServer) -> dict[str, object]:
+def _engine(server: AppServer) -> dict[str, Any]:
     with _session(server, "admin", ADMIN_PASSWORD) as client:
         return dict(client.get("/api/diagnostics").json()["engine"])
 

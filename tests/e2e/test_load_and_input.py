@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import httpx
 import pytest
 
 from bench.chainlit_client import ChainlitSession, login
-from tests.e2e.conftest import ADMIN_PASSWORD, AppServer
+from tests.e2e.conftest import ADMIN_PASSWORD, AppServer, run_in_thread
 
 pytestmark = pytest.mark.e2e
 
@@ -29,13 +26,6 @@ async def _healthz_latency(url: str, stop: asyncio.Event) -> float:
             worst = max(worst, time.perf_counter() - started)
             await asyncio.sleep(0.5)
     return worst
-
-
-def run_in_thread(coro: Coroutine[Any, Any, None]) -> None:
-    """Run async test code in a thread of its own: Playwright's sync API keeps an event loop running in
-    this session's main thread, so asyncio.run() cannot be called there."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pool.submit(asyncio.run, coro).result()
 
 
 def test_32_sessions_stream_at_once(app_server: AppServer) -> None:

@@ -29,6 +29,7 @@ async def test_streams_a_correct_answer(demo_server: Supervisor) -> None:
             model=DEMO_SERVED, messages=fitted.messages, max_tokens=fitted.max_tokens,  # type: ignore[arg-type]
             temperature=0.0, stream=True,
         )
+        assert isinstance(stream, openai.AsyncStream)
         pieces = [c.choices[0].delta.content async for c in stream if c.choices and c.choices[0].delta.content]
     answer = "".join(pieces)
     assert "Paris" in answer

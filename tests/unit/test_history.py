@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import chainlit as cl
 import pytest
@@ -148,7 +149,7 @@ async def test_steps_of_a_written_thread_skip_the_thread_lookup(tmp_path: Path) 
     statements: list[str] = []
     real_execute = layer.execute_sql
 
-    async def counting(query: str, parameters: dict[str, object]) -> object:
+    async def counting(query: str, parameters: dict[Any, Any]) -> Any:
         statements.append(" ".join(query.split())[:30])
         return await real_execute(query=query, parameters=parameters)
 

@@ -6,6 +6,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from chainlit_app.settings import Settings
 from chainlit_app.users import ADMIN, UserDirectory, parse_users
@@ -23,7 +24,8 @@ def test_admin_password_is_generated_once_and_owner_only(tmp_path: Path) -> None
 
 
 def test_configured_users_and_roles(tmp_path: Path) -> None:
-    users = UserDirectory(Settings(data_dir=tmp_path, admin_password="adm", users="alice:pw1,bob:pw:2:admin"))
+    settings = Settings(data_dir=tmp_path, admin_password=SecretStr("adm"), users="alice:pw1,bob:pw:2:admin")
+    users = UserDirectory(settings)
     admin = users.check("admin", "adm")
     assert admin is not None and admin.role == ADMIN
     alice = users.check("alice", "pw1")
@@ -35,7 +37,7 @@ def test_configured_users_and_roles(tmp_path: Path) -> None:
 
 
 def test_repeated_failures_lock_the_account_for_a_minute(tmp_path: Path) -> None:
-    users = UserDirectory(Settings(data_dir=tmp_path, admin_password="right"))
+    users = UserDirectory(Settings(data_dir=tmp_path, admin_password=SecretStr("right")))
     for _ in range(5):
         assert users.check("admin", "wrong") is None
     assert users.check("admin", "right") is None
