@@ -39,7 +39,7 @@ AUTHOR = "Assistant"
 SYSTEM_AUTHOR = "Console"
 RETRY_ACTION = "retry_question"
 FLUSH_SECONDS = 0.03  # coalesce tokens faster than a screen refresh; the first token is never delayed
-MAX_FLUSH_SECONDS = 0.15  # under load, still about 7 screen updates a second per answer
+MAX_FLUSH_SECONDS = 0.25  # under heavy load, still 4 updates a second per answer (each then brings 2+ tokens)
 _streaming_answers = 0
 
 

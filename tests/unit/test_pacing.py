@@ -12,8 +12,8 @@ def test_one_answer_updates_at_screen_rate_and_many_answers_update_less_often() 
     assert flush_interval(1) == FLUSH_SECONDS
     assert flush_interval(4) == FLUSH_SECONDS
     assert FLUSH_SECONDS < flush_interval(8) < flush_interval(16)
-    assert flush_interval(32) == MAX_FLUSH_SECONDS == flush_interval(500)
-    assert 1 / MAX_FLUSH_SECONDS >= 6, "a reader still sees text move several times a second"
+    assert flush_interval(32) <= MAX_FLUSH_SECONDS == flush_interval(500)
+    assert 1 / MAX_FLUSH_SECONDS >= 4, "a reader still sees text move several times a second"
 
 
 def test_metrics_are_polled_every_probe_only_while_the_panel_is_watched() -> None:
