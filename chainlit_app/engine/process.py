@@ -62,14 +62,18 @@ def _reaper_setup() -> None:
 
 
 class GroupProcess:
-    """A child that leads its own process group, so stopping it stops every process it made."""
+    """A child that leads its own process group, so stopping it stops every process it made.
+
+    Spawning is synchronous (`spawn`), so the app can launch vLLM while it is still importing, before
+    any event loop runs; waiting is asynchronous (`wait`, through a pidfd the event loop watches).
+    Spawn from a thread that lives as long as the app: the parent-death signal is tied to the thread."""
 
     def __init__(self, argv: list[str], env: dict[str, str], log: IO[bytes], cwd: Path | None = None):
         self.argv = argv
         self.env = env
         self.log = log
         self.cwd = cwd
-        self.proc: asyncio.subprocess.Process | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.reaper: subprocess.Popen[bytes] | None = None
 
     @property
@@ -78,17 +82,18 @@ class GroupProcess:
 
     @property
     def returncode(self) -> int | None:
-        return self.proc.returncode if self.proc else None
+        return self.proc.poll() if self.proc else None
 
-    async def start(self) -> None:
-        self.proc = await asyncio.create_subprocess_exec(
-            *self.argv,
-            stdin=asyncio.subprocess.DEVNULL,
+    def spawn(self) -> None:
+        self.proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.DEVNULL,
             stdout=self.log,
-            stderr=asyncio.subprocess.STDOUT,
+            stderr=subprocess.STDOUT,
             env=self.env,
             cwd=str(self.cwd) if self.cwd else None,
             preexec_fn=_die_with_parent,
+            close_fds=True,
         )
         self.reaper = subprocess.Popen(
             [sys.executable, "-c", _REAPER, str(self.proc.pid), str(os.getpid())],
@@ -96,12 +101,39 @@ class GroupProcess:
             preexec_fn=_reaper_setup, close_fds=True,
         )
 
+    async def start(self) -> None:
+        self.spawn()
+
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.returncode is None
+        return self.proc is not None and self.proc.poll() is None
 
     async def wait(self) -> int:
-        assert self.proc is not None
-        return await self.proc.wait()
+        """The exit code, once the process has exited (reaped here)."""
+        proc = self.proc
+        assert proc is not None
+        code = proc.poll()
+        if code is not None:
+            return code
+        try:
+            pidfd = os.pidfd_open(proc.pid)
+        except (OSError, AttributeError):  # no pidfd (old kernel): poll
+            while (code := proc.poll()) is None:
+                await asyncio.sleep(0.1)
+            return code
+        loop = asyncio.get_running_loop()
+        exited: asyncio.Future[None] = loop.create_future()
+
+        def on_exit() -> None:
+            if not exited.done():
+                exited.set_result(None)
+
+        loop.add_reader(pidfd, on_exit)
+        try:
+            await exited
+        finally:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+        return proc.wait()
 
     def group_members(self) -> list[psutil.Process]:
         """Every live process of the group (the server, its engine core and workers)."""
@@ -128,14 +160,14 @@ class GroupProcess:
         self.signal_group(signal.SIGTERM)
         deadline = asyncio.get_running_loop().time() + grace
         while asyncio.get_running_loop().time() < deadline:
-            if self.proc.returncode is not None and not self.group_members():
+            if self.proc.poll() is not None and not self.group_members():
                 return self.proc.returncode
             await asyncio.sleep(0.2)
         self.signal_group(signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, TimeoutError):
             async with asyncio.timeout(10):
-                await self.proc.wait()
-        return self.proc.returncode
+                await self.wait()
+        return self.proc.poll()
 
     def stop_reaper(self) -> None:
         """The group is gone: the reaper would exit by itself within half a second; do it now."""

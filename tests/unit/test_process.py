@@ -39,3 +39,16 @@ async def test_sigterm_ignoring_group_is_killed_after_the_grace_period(tmp_path:
     assert not alive, "SIGKILL of the group must take the grandchild too"
     assert 0.9 <= elapsed < 5.0, f"stop took {elapsed:.1f} s (grace 1 s)"
     log.close()
+
+
+async def test_wait_returns_the_exit_code_as_soon_as_the_child_exits(tmp_path: Path) -> None:
+    log = (tmp_path / "out.log").open("wb")
+    proc = GroupProcess([sys.executable, "-c", "import time; time.sleep(0.3); raise SystemExit(3)"],
+                        env={"PATH": "/usr/bin:/bin"}, log=log)
+    proc.spawn()  # synchronous: usable before an event loop runs
+    assert proc.alive()
+    started = time.monotonic()
+    assert await asyncio.wait_for(proc.wait(), 10) == 3
+    assert time.monotonic() - started < 2.0
+    assert not proc.alive() and proc.returncode == 3
+    assert await proc.wait() == 3, "waiting again returns at once"
