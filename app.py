@@ -3,28 +3,36 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-import chainlit as cl
-import chainlit.config
-import chainlit.server
-from chainlit.config import config as chainlit_config
-from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
-from chainlit.types import ThreadDict
-
-from chainlit_app import chat, panel
-from chainlit_app.auth import announce_login, current_user_is_admin, ensure_auth_secret, make_user
-from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema
 from chainlit_app.runtime import Runtime
 from chainlit_app.settings import get_settings
-from chainlit_app.users import UserDirectory
-from chainlit_app.web import health_router, install_routes
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 for noisy in ("httpx", "httpcore"):
     logging.getLogger(noisy).setLevel(logging.WARNING)
 
 SETTINGS = get_settings()
+RUNTIME = Runtime(SETTINGS)
+# vLLM takes 20 s to minutes to start; launching it before the imports below (openai, SQLAlchemy: about
+# 0.7 s) lets both run at once. Start-up (on_app_startup) then waits for this launch, or does the whole
+# start itself when something slow must come first (see Runtime.launch_early).
+RUNTIME.launch_early()
+
+from typing import Any  # noqa: E402
+
+import chainlit as cl  # noqa: E402
+import chainlit.config  # noqa: E402
+import chainlit.server  # noqa: E402
+from chainlit.config import config as chainlit_config  # noqa: E402
+from chainlit.data.sql_alchemy import SQLAlchemyDataLayer  # noqa: E402
+from chainlit.types import ThreadDict  # noqa: E402
+
+from chainlit_app import chat, panel  # noqa: E402
+from chainlit_app.auth import announce_login, current_user_is_admin, ensure_auth_secret, make_user  # noqa: E402
+from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema  # noqa: E402
+from chainlit_app.users import UserDirectory  # noqa: E402
+from chainlit_app.web import health_router, install_routes  # noqa: E402
+
 # Chainlit keeps session files in ./.files and deletes that whole folder when any instance started from
 # this directory shuts down, pulling it from under the others (seen: FileNotFoundError when the panel
 # opened). Each app keeps them in its own data folder instead.
@@ -35,7 +43,6 @@ chainlit.config.FILES_DIRECTORY.mkdir(parents=True, exist_ok=True)
 chainlit.server.sio.eio.max_http_buffer_size = 8_000_000
 ensure_auth_secret(SETTINGS)
 USERS = UserDirectory(SETTINGS)
-RUNTIME = Runtime(SETTINGS)
 install_routes(health_router(lambda: RUNTIME))
 install_routes(panel.diagnostics_router(lambda: RUNTIME))
 DATABASE_URL = database_url(SETTINGS.data_dir)

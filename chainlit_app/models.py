@@ -116,6 +116,21 @@ def resolve_model(settings: Settings) -> ResolvedModel:
     return ResolvedModel("demo", str(folder), settings.served_model_name or DEMO_SERVED_NAME, notice)
 
 
+def resolve_model_at_once(settings: Settings) -> ResolvedModel | None:
+    """The model without building, downloading or asking the hub; None when that needs any of them."""
+    wanted = settings.model.strip()
+    if wanted == DEMO_NAME:
+        folder = demo_model_dir(settings)
+        return ResolvedModel("demo", str(folder), settings.served_model_name or DEMO_SERVED_NAME) \
+            if is_complete(folder) else None
+    path = Path(wanted).expanduser()
+    if path.is_absolute() or wanted.startswith(".") or path.exists():
+        return ResolvedModel("local", str(path.resolve()), settings.served_model_name or _short_name(wanted))
+    if in_hub_cache(wanted):
+        return ResolvedModel("hub", wanted, settings.served_model_name or _short_name(wanted))
+    return None
+
+
 def main() -> int:
     """`python -m chainlit_app.models`: resolve CHAT_MODEL now, building the demo model when needed."""
     from chainlit_app.settings import get_settings

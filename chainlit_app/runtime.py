@@ -8,18 +8,21 @@ import logging
 import time
 from dataclasses import replace
 from pathlib import Path
-
-import openai
+from typing import TYPE_CHECKING
 
 from chainlit_app.attach import check_server
+from chainlit_app.diagnostics.engine_facts import facts_are_cached
 from chainlit_app.diagnostics.preflight import Check, config_from_settings, is_blocking, run_preflight
 from chainlit_app.engine.command import LaunchSpec, split_extra_args
 from chainlit_app.engine.hardware import has_nvidia_gpu
 from chainlit_app.engine.probe import normalise_base_url
 from chainlit_app.engine.supervisor import EngineState, EngineStatus, Supervisor, SupervisorConfig
-from chainlit_app.models import ResolvedModel, resolve_model
+from chainlit_app.models import ResolvedModel, resolve_model, resolve_model_at_once
 from chainlit_app.monitor import Endpoint, Monitor
 from chainlit_app.settings import Settings
+
+if TYPE_CHECKING:
+    import openai  # imported when the first client is made: the app can launch vLLM before this import
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,7 @@ class Runtime:
         self._start_task: asyncio.Task[None] | None = None
         self._client: openai.AsyncOpenAI | None = None
         self._client_key: tuple[str, str] | None = None
+        self._early_checks: list[Check] = []
         self.started_at = time.time()
         self.monitor = Monitor(self._log_path, self._endpoint)
 
@@ -67,16 +71,51 @@ class Runtime:
             log.exception("engine start-up failed")
             self._prepare_status = replace(self._prepare_status, state=EngineState.FAILED, error=str(exc))
 
+    def launch_early(self) -> bool:
+        """Spawn vLLM while the app is still importing (vLLM's start is the long pole of a cold start),
+        when nothing slow comes first: the model is at hand (no build, download or hub probe) and the
+        preflight answers from its cache. Otherwise, or when the preflight would refuse, start-up does
+        it all in the background as usual. Call from the main thread (see GroupProcess)."""
+        if self.settings.mode != "spawn":
+            return False
+        resolved = resolve_model_at_once(self.settings)
+        if resolved is None:
+            return False
+        checks: list[Check] = []
+        if self.settings.preflight:
+            config = config_from_settings(self.settings, model=resolved.model)
+            if not facts_are_cached(config.engine_python, config.facts_cache):
+                return False
+            checks = run_preflight(config)
+            if is_blocking(checks):
+                return False  # start-up runs it again and reports it in the chat and the panel
+        self.resolved = resolved
+        self._early_checks = checks
+        self.supervisor = self._make_supervisor(resolved)
+        self.supervisor.launch_early()
+        return True
+
     async def _spawn(self) -> None:
-        self._prepare_status = replace(self._prepare_status, progress="resolving the model (and building the "
-                                       "demo model on first run)")
-        self.resolved = await asyncio.to_thread(resolve_model, self.settings)
-        if self.settings.preflight and not await self._preflight_allows(self.resolved.model):
-            return
+        if self.supervisor is None:
+            self._prepare_status = replace(self._prepare_status, progress="resolving the model (and building "
+                                           "the demo model on first run)")
+            self.resolved = await asyncio.to_thread(resolve_model, self.settings)
+            if self.settings.preflight and not await self._preflight_allows(self.resolved.model):
+                return
+            self.supervisor = self._make_supervisor(self.resolved)
+        else:
+            self._record_checks(self._early_checks)
+        assert self.resolved is not None
+        if self.resolved.notice:
+            self.supervisor.status = replace(self.supervisor.status, notice=self.resolved.notice)
+        self.supervisor.add_listener(self.monitor.on_engine_status)
+        await self.supervisor.start()
+
+    def _make_supervisor(self, resolved: ResolvedModel) -> Supervisor:
         on_gpu = self.settings.device == "gpu" or (self.settings.device == "auto" and has_nvidia_gpu())
         spec = LaunchSpec(
-            model=self.resolved.model,
-            served_model_name=self.resolved.served_name,
+            model=resolved.model,
+            served_model_name=resolved.served_name,
             host=self.settings.host,
             port=self.settings.port,
             api_key="",
@@ -91,7 +130,7 @@ class Runtime:
             cache_dir=self.settings.data_dir / "cache",
         )
         log_file = self.settings.log_file or (self.settings.log_dir / "vllm.log")
-        self.supervisor = Supervisor(
+        return Supervisor(
             SupervisorConfig(
                 python=self.settings.engine_python,
                 spec=spec,
@@ -103,10 +142,6 @@ class Runtime:
                 fixed_port=self.settings.port != 0,
             )
         )
-        if self.resolved.notice:
-            self.supervisor.status = replace(self.supervisor.status, notice=self.resolved.notice)
-        self.supervisor.add_listener(self.monitor.on_engine_status)
-        await self.supervisor.start()
 
     async def _preflight_allows(self, model: str) -> bool:
         """Run the doctor before spawning: a blocking finding stops here, in seconds, with its fix."""
@@ -114,10 +149,7 @@ class Runtime:
         checks: list[Check] = await asyncio.to_thread(
             lambda: run_preflight(config_from_settings(self.settings, model=model))
         )
-        for check in checks:
-            finding = check.to_finding()
-            if finding is not None:
-                self.monitor.store.add(finding)
+        self._record_checks(checks)
         if not is_blocking(checks):
             return True
         reasons = "; ".join(f"{c.name}: {c.message} (fix: {c.fix})" for c in checks if c.blocking)
@@ -128,6 +160,12 @@ class Runtime:
             notice=self.resolved.notice if self.resolved else None,
         )
         return False
+
+    def _record_checks(self, checks: list[Check]) -> None:
+        for check in checks:
+            finding = check.to_finding()
+            if finding is not None:
+                self.monitor.store.add(finding)
 
     async def _attach(self) -> None:
         """Check the server until it is usable (it may come up after us), then keep watching it."""
@@ -233,6 +271,8 @@ class Runtime:
 
     def client(self) -> openai.AsyncOpenAI:
         """An OpenAI client for the current launch (the key changes at every launch)."""
+        import openai
+
         key = (self.base_url, self.api_key)
         if self._client is None or self._client_key != key:
             if self._client is not None:

@@ -343,6 +343,12 @@ def _write_cache(cache_file: Path, key: dict[str, Any], facts: dict[str, Any]) -
         pass  # a read-only data dir only costs the next doctor a fresh probe
 
 
+def facts_are_cached(python: Path, cache_file: Path) -> bool:
+    """True when `load_engine_facts` would answer from the cache (no vLLM import, well under a second)."""
+    key = cache_key(python) if python.exists() else None
+    return key is not None and _read_cache(cache_file, key) is not None
+
+
 def load_engine_facts(python: Path, cache_file: Path | None, timeout: float = PROBE_TIMEOUT,
                       probe: ProbeFn = run_probe) -> EngineFacts:
     """The engine facts, from the cache while its key matches, else from a fresh probe (then cached)."""

@@ -12,7 +12,6 @@ import statistics
 from collections import deque
 
 import httpx
-import openai
 
 from .classifier import Finding, evidence_text
 from .rules import match_rule
@@ -54,26 +53,23 @@ def _from_text(text: str, default: Kind | None, rule: str) -> Finding | None:
     return _finding(default, text, rule=rule)
 
 
-_TIMEOUTS = (openai.APITimeoutError, httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout, TimeoutError)
-_UNREACHABLE = (
-    openai.APIConnectionError,
-    httpx.ConnectError,
-    httpx.ConnectTimeout,
-    httpx.RemoteProtocolError,
-    ConnectionError,
-)
-
-
 def from_exception(exc: BaseException) -> Finding | None:
     """Map an exception raised while talking to vLLM to a finding; None if it is none of ours."""
+    import openai  # here, not at the top: the app imports this module before it launches vLLM
+
+    timeouts = (openai.APITimeoutError, httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout, TimeoutError)
+    unreachable = (
+        openai.APIConnectionError, httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError,
+        ConnectionError,
+    )
     text = _describe(exc)
-    if isinstance(exc, _TIMEOUTS):
+    if isinstance(exc, timeouts):
         hint = (
             "No answer within the client timeout: the server is overloaded or stuck; check /metrics "
             "(waiting requests, tokens/s)."
         )
         return _finding(Kind.SLOW_OR_STALLED, text, hint, "chat_timeout")
-    if isinstance(exc, _UNREACHABLE):
+    if isinstance(exc, unreachable):
         return _finding(Kind.CONNECTION, text, rule="chat_connection")
     if isinstance(exc, openai.AuthenticationError):
         return _finding(Kind.AUTH, text, rule="chat_auth")

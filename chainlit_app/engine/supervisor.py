@@ -115,6 +115,7 @@ class Supervisor:
         self._log_handle: BinaryIO | None = None
         self._watch_task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
+        self._early_started: float | None = None
         self._stopping = False
         self._listeners: list[Listener] = []
 
@@ -214,7 +215,22 @@ class Supervisor:
             )
             raise last if isinstance(last, EngineStartError) else EngineStartError(message, [], None) from exc
 
+    def launch_early(self) -> None:
+        """Spawn vLLM now, synchronously, before any event loop runs (the app calls this while it is still
+        importing; vLLM's own start-up is the long pole). `start()` then waits for this launch."""
+        try:
+            self._early_started = self._spawn()
+        except EngineStartError as exc:
+            log.warning("early launch failed (%s); start() will launch again", exc)
+
     async def _launch_once(self) -> None:
+        started, self._early_started = self._early_started, None
+        if started is None:
+            started = self._spawn()
+        await self._wait_healthy(started)
+
+    def _spawn(self) -> float:
+        """A fresh port and key, the log rotated and headed, the process spawned; returns the launch time."""
         if not self.config.fixed_port or not self.spec.port:
             self.spec = replace(self.spec, port=free_port(self.spec.host))
         self.spec = replace(self.spec, api_key=secrets.token_urlsafe(24))
@@ -239,13 +255,13 @@ class Supervisor:
             launches=self.status.launches + 1,
         )
         try:
-            await self._process.start()
+            self._process.spawn()
         except OSError as exc:
             raise EngineStartError(f"cannot run {self.config.python}: {exc}", [], None) from exc
         self._set(pid=self._process.pid)
         log.info("vLLM launched (pid %s, port %s), log: %s", self._process.pid, self.spec.port,
                  self.config.log_file)
-        await self._wait_healthy(started)
+        return started
 
     async def _wait_healthy(self, started: float) -> None:
         assert self._process is not None

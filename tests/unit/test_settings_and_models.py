@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from chainlit_app import models
-from chainlit_app.models import resolve_model
+from chainlit_app.models import resolve_model, resolve_model_at_once
 from chainlit_app.settings import PROJECT_ROOT, Settings
+from tests.conftest import settings_for_tests
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,3 +87,20 @@ def test_half_built_demo_is_not_used(tmp_path: Path) -> None:
     assert not models.is_complete(folder)
     with pytest.raises(RuntimeError, match="engine environment is missing"):
         models.build_demo_model(Settings(data_dir=tmp_path, engine_venv=tmp_path / "no-venv"))
+
+
+def test_model_at_once_never_builds_downloads_or_asks_the_hub(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the app may launch while importing; everything slow is left to start-up."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert resolve_model_at_once(settings_for_tests(model="demo", models_path=tmp_path / "none")) is None
+    assert resolve_model_at_once(settings_for_tests(model="baidu/ERNIE-4.5-0.3B-PT")) is None
+    local = tmp_path / "my-model"
+    local.mkdir()
+    resolved = resolve_model_at_once(settings_for_tests(model=str(local)))
+    assert resolved is not None and resolved.source == "local" and resolved.model == str(local)
+    snapshot = tmp_path / "hub" / "models--baidu--ERNIE-4.5-0.3B-PT" / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    cached = resolve_model_at_once(settings_for_tests(model="baidu/ERNIE-4.5-0.3B-PT"))
+    assert cached is not None and cached.source == "hub"
