@@ -161,3 +161,5 @@ async def test_steps_of_a_written_thread_skip_the_thread_lookup(tmp_path: Path) 
     assert len(statements) == 1 and statements[0].startswith("INSERT INTO steps"), statements
     assert first >= 3  # lookup, thread insert, step insert
     assert _stored(tmp_path / "chat.db", "t1") == ["first", "second"]
+    with sqlite3.connect(tmp_path / "chat.db") as conn:  # commits append to a write-ahead log
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
