@@ -117,7 +117,7 @@ async def measured(app: AppServer, bare: BareVllm, work: Awaitable[T]) -> tuple[
 
 
 async def direct_without_app(ctx: Context, bare: BareVllm, client: openai.AsyncOpenAI, max_model_len: int) -> None:
-    """The app's idle background work (probing /health and /metrics every second, tailing the log) loads
+    """The app's idle background work (probing /health every second and /metrics every 5 s, tailing the log) loads
     the shared vLLM during the direct runs too; this direct run with the app stopped shows how much."""
     n = max(LEVELS)
     rate, _, _ = await direct(client, bare.served_name, n, ctx.pick(64, 128), max_model_len)
@@ -126,7 +126,7 @@ async def direct_without_app(ctx: Context, bare: BareVllm, client: openai.AsyncO
     ctx.report.add(Row(
         SECTION, f"{n} sessions direct: app stopped ÷ app running idle", value,
         detail=f"{rate:.0f} chars/s with the app stopped, {with_app or float('nan'):.0f} chars/s beside the idle app "
-        "(its monitor probes /health and /metrics every second)",
+        "(its monitor probes /health every second, /metrics every 5 s when no admin watches the panel)",
     ))
 
 
