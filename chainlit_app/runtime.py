@@ -78,6 +78,14 @@ class Runtime:
         it all in the background as usual. Call from the main thread (see GroupProcess)."""
         if self.settings.mode != "spawn":
             return False
+        try:
+            return self._launch_early()
+        except Exception:  # never let an early try break the app's import: start-up does it properly
+            log.exception("early launch of vLLM failed; start-up will launch it")
+            self.supervisor = None
+            return False
+
+    def _launch_early(self) -> bool:
         resolved = resolve_model_at_once(self.settings)
         if resolved is None:
             return False

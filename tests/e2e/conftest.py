@@ -15,8 +15,10 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from bench.apps import AppServer, start_app
+from chainlit_app.diagnostics.engine_facts import facts_are_cached, load_engine_facts
+from chainlit_app.diagnostics.preflight import config_from_settings
 from chainlit_app.settings import PROJECT_ROOT
-from tests.conftest import REQUIRE_ALL, need_engine
+from tests.conftest import REQUIRE_ALL, need_engine, settings_for_tests
 
 __all__ = ["AppServer", "run_app", "run_in_thread"]
 T = TypeVar("T")
@@ -52,11 +54,20 @@ def run_app(data_dir: Path, ready_states: tuple[str, ...], **env_overrides: str)
         server.stop()
 
 
+def warm_engine_facts(data_dir: Path) -> None:
+    """Fill the preflight's engine-facts cache of a data folder (what the first start of an install does)."""
+    config = config_from_settings(settings_for_tests(model="demo", data_dir=data_dir))
+    load_engine_facts(config.engine_python, config.facts_cache)
+    assert facts_are_cached(config.engine_python, config.facts_cache)
+
+
 @pytest.fixture(scope="session")
 def app_server(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     """The app on the demo model, spawning its own vLLM; waits until the engine is ready."""
     need_engine()
-    with run_app(tmp_path_factory.mktemp("app-data"), ("ready",), CHAT_MODEL="demo", CHAT_MAX_MODEL_LEN="2048",
+    data_dir = tmp_path_factory.mktemp("app-data")
+    warm_engine_facts(data_dir)  # as after an install's first start: the app then launches vLLM while importing
+    with run_app(data_dir, ("ready",), CHAT_MODEL="demo", CHAT_MAX_MODEL_LEN="2048",
                  CHAT_TEMPERATURE="0") as server:  # temperature 0: deterministic, so "Paris" can be asserted
         yield server
 
