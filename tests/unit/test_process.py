@@ -52,3 +52,31 @@ async def test_wait_returns_the_exit_code_as_soon_as_the_child_exits(tmp_path: P
     assert time.monotonic() - started < 2.0
     assert not proc.alive() and proc.returncode == 3
     assert await proc.wait() == 3, "waiting again returns at once"
+
+
+async def test_twenty_spawn_and_kill_cycles_leave_nothing_behind(tmp_path: Path) -> None:
+    """What a crash-looping engine does to the app: no file descriptor, thread or process may pile up."""
+    me = psutil.Process()
+    log = (tmp_path / "out.log").open("wb")
+
+    async def cycle() -> None:
+        proc = GroupProcess([sys.executable, "-c", "import time; time.sleep(600)"], env={"PATH": "/usr/bin:/bin"},
+                            log=log)
+        proc.spawn()
+        waiter = asyncio.create_task(proc.wait())
+        await asyncio.sleep(0.05)
+        assert proc.pid is not None
+        psutil.Process(proc.pid).kill()  # kill -9, as in a crash
+        assert await asyncio.wait_for(waiter, 10) == -9
+        await proc.stop(grace=1.0)
+        proc.stop_reaper()
+
+    await cycle()  # the first cycle may create lazily made resources (the event loop's self-pipe, ...)
+    fds, threads = me.num_fds(), me.num_threads()
+    before = {c.pid for c in me.children(recursive=True)}  # earlier tests' leftovers are not this test's
+    for _ in range(20):
+        await cycle()
+    assert me.num_fds() <= fds, "a pidfd, pipe or log handle leaked"
+    assert me.num_threads() <= threads
+    left = [c for c in me.children(recursive=True) if c.pid not in before]
+    assert not left, f"processes left (alive or unreaped): {left}"
