@@ -11,14 +11,14 @@ HAS_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo yes)
 ENGINE_REQUIREMENTS := requirements/engine-$(if $(HAS_GPU),gpu,cpu).txt
 PYTEST_ARGS ?=
 
-.PHONY: run test install app engine model chromium lint unit integration e2e bench clean-envs
+.PHONY: run test install app engine model chromium postgres lint unit integration e2e bench clean-envs
 
 run: install model
 	$(APP_VENV)/bin/chainlit run app.py --headless --host 127.0.0.1 --port $(PORT)
 
 # One pytest session per suite: the browser suite's Playwright (sync) and the async fixtures of the
 # integration suite must not share a session's event loop. Every suite runs; any failure fails the target.
-test: install chromium lint
+test: install chromium postgres lint
 	@status=0; for suite in unit integration e2e; do \
 		echo "== tests/$$suite"; \
 		CHAT_TEST_REQUIRE_ALL=1 $(APP_VENV)/bin/python -m pytest -v -rs $(PYTEST_ARGS) tests/$$suite || status=1; \
@@ -53,6 +53,12 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; }
+
+# The history test runs a throwaway PostgreSQL server (DATABASE_URL is how several instances share history).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && $$SUDO apt-get install -y -q postgresql; }
 
 lint: app
 	$(APP_VENV)/bin/ruff check app.py chainlit_app tests $(wildcard bench)
