@@ -140,6 +140,7 @@ class FirstTokenGate:
 
 
 FIRST_TOKEN_GATE = FirstTokenGate()
+_MAX_RUN_STEPS = 10_000
 
 
 def _sqlite_write_ahead_log(dbapi_connection: Any, _record: Any) -> None:
@@ -161,10 +162,21 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         super().__init__(conninfo=conninfo)
         self.gate = gate
         self._written_threads: set[str] = set()
+        self._run_steps: dict[str, None] = {}  # ids of the run steps not stored, oldest first
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _sqlite_write_ahead_log)
 
     async def create_step(self, step_dict: Any) -> None:
+        if step_dict.get("type") == "run":
+            # Chainlit's own wrapper steps around on_chat_start, on_message and actions: no content, never
+            # shown, but two writes (create and update) per question. Not stored; their children become
+            # top-level messages, as the chat shows them.
+            self._run_steps[step_dict.get("id")] = None
+            while len(self._run_steps) > _MAX_RUN_STEPS:
+                self._run_steps.pop(next(iter(self._run_steps)))
+            return
+        if step_dict.get("parentId") in self._run_steps:
+            step_dict = {**step_dict, "parentId": None}
         thread_id = step_dict.get("threadId")
         if thread_id:
             if step_dict.get("type") == "user_message":

@@ -163,3 +163,22 @@ async def test_steps_of_a_written_thread_skip_the_thread_lookup(tmp_path: Path) 
     assert _stored(tmp_path / "chat.db", "t1") == ["first", "second"]
     with sqlite3.connect(tmp_path / "chat.db") as conn:  # commits append to a write-ahead log
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+async def test_chainlits_run_steps_are_not_stored_and_their_children_are_top_level(tmp_path: Path) -> None:
+    """The wrapper steps around on_message & co. carry nothing a reader sees; storing them cost two writes."""
+    init_http_context()
+    url = database_url(tmp_path)
+    await prepare_schema(url)
+    layer = ChatHistoryLayer(url, gate=FirstTokenGate())
+    run = {"id": "r1", "threadId": "t1", "name": "on_message", "type": "run", "parentId": "q1", "output": "",
+           "streaming": False, "createdAt": "2"}
+    await layer.create_step(_step("q1", "t1", "assistant_message", "Welcome!"))
+    await layer.create_step(run)
+    await layer.update_step(run)
+    await layer.create_step({**_step("a1", "t1", "assistant_message", "Paris."), "parentId": "r1"})
+    with sqlite3.connect(tmp_path / "chat.db") as conn:
+        rows = conn.execute('SELECT id, type, "parentId" FROM steps ORDER BY id').fetchall()
+    assert rows == [("a1", "assistant_message", None), ("q1", "assistant_message", None)]
+    thread = await layer.get_thread("t1")
+    assert thread is not None and sorted(s["output"] for s in thread["steps"]) == ["Paris.", "Welcome!"]
