@@ -119,7 +119,7 @@ class BareVllm:
         self._log.write(f"# chat console: launching {' '.join(self.shown_argv)}\n".encode())
         self.process = GroupProcess(self.argv, self.env, self._log)
         self.launched_at = time.perf_counter()
-        await self.process.start()
+        self.process.spawn()
 
     async def wait_healthy(self, timeout: float = 900.0, poll: float = 0.1) -> float:
         """Seconds from launch until /health answers 200; polled often, to find the earliest moment."""

@@ -101,9 +101,6 @@ class GroupProcess:
             preexec_fn=_reaper_setup, close_fds=True,
         )
 
-    async def start(self) -> None:
-        self.spawn()
-
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 

@@ -24,7 +24,7 @@ STUBBORN = (
 async def test_sigterm_ignoring_group_is_killed_after_the_grace_period(tmp_path: Path) -> None:
     log = (tmp_path / "out.log").open("wb")
     proc = GroupProcess([sys.executable, "-c", STUBBORN], env={"PATH": "/usr/bin:/bin"}, log=log)
-    await proc.start()
+    proc.spawn()
     for _ in range(100):
         if len(proc.group_members()) == 2:
             break
