@@ -38,6 +38,8 @@ from typing import Any
 import httpx
 import socketio
 
+from bench.stats import StreamTimes
+
 SOCKET_PATH = "/ws/socket.io"
 
 
@@ -55,7 +57,7 @@ class Event:
 
 
 @dataclass
-class AskResult:
+class AskResult(StreamTimes):
     """What one question produced, as the browser would have seen it; times are perf_counter values."""
 
     question: str
@@ -72,35 +74,6 @@ class AskResult:
     notices: list[str] = field(default_factory=list)  # other messages shown meanwhile (waiting, errors)
     completed: bool = False
     error: str | None = None
-
-    @property
-    def first_token_s(self) -> float | None:
-        """Seconds from sending the question to the first answer token."""
-        return None if self.first_token_at is None else self.first_token_at - self.sent_at
-
-    @property
-    def total_s(self) -> float | None:
-        """Seconds from sending the question to the end of the task."""
-        return None if self.done_at is None else self.done_at - self.sent_at
-
-    @property
-    def stream_s(self) -> float | None:
-        """Seconds from the first to the last answer token."""
-        if self.first_token_at is None or self.last_token_at is None:
-            return None
-        return self.last_token_at - self.first_token_at
-
-    @property
-    def chars(self) -> int:
-        return len(self.text)
-
-    @property
-    def chars_per_s(self) -> float | None:
-        """Streaming rate after the first token (characters; tokens are coalesced on the way)."""
-        stream = self.stream_s
-        if stream is None or stream <= 0:
-            return None
-        return (len(self.text) - self.first_chunk_chars) / stream
 
 
 async def login(url: str, user: str, password: str, *, timeout: float = 30.0) -> dict[str, str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import openai
 
+from bench.stats import StreamTimes
 from chainlit_app.conversation import Conversation, Params
 
 
@@ -36,7 +37,7 @@ class ChatParams:
 
 
 @dataclass
-class DirectResult:
+class DirectResult(StreamTimes):
     """One streamed answer straight from vLLM; times are perf_counter values, like AskResult's."""
 
     sent_at: float
@@ -48,31 +49,6 @@ class DirectResult:
     first_chunk_chars: int = 0
     completion_tokens: int | None = None
     finish_reason: str | None = None
-
-    @property
-    def first_token_s(self) -> float | None:
-        return None if self.first_token_at is None else self.first_token_at - self.sent_at
-
-    @property
-    def total_s(self) -> float | None:
-        return None if self.done_at is None else self.done_at - self.sent_at
-
-    @property
-    def stream_s(self) -> float | None:
-        if self.first_token_at is None or self.last_token_at is None:
-            return None
-        return self.last_token_at - self.first_token_at
-
-    @property
-    def chars(self) -> int:
-        return len(self.text)
-
-    @property
-    def chars_per_s(self) -> float | None:
-        stream = self.stream_s
-        if stream is None or stream <= 0:
-            return None
-        return (len(self.text) - self.first_chunk_chars) / stream
 
     @property
     def tokens_per_s(self) -> float | None:
