@@ -29,6 +29,7 @@ from chainlit_app.conversation import (
 )
 from chainlit_app.failures import explain
 from chainlit_app.history import FIRST_TOKEN_GATE
+from chainlit_app.pacing import StreamPace, flush_interval
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -38,18 +39,8 @@ PARAMS = "params"
 AUTHOR = "Assistant"
 SYSTEM_AUTHOR = "Console"
 RETRY_ACTION = "retry_question"
-FLUSH_SECONDS = 0.03  # coalesce tokens faster than a screen refresh; the first token is never delayed
-MAX_FLUSH_SECONDS = 0.25  # under heavy load, still 4 updates a second per answer (each then brings 2+ tokens)
+PACE = StreamPace()
 _streaming_answers = 0
-
-
-def flush_interval(streams: int) -> float:
-    """Seconds between UI updates of one answer while `streams` answers stream in this process.
-
-    Every update is a socket.io event (a websocket frame, deflate, the browser's work) costing the app
-    CPU that vLLM's engine needs on a small machine; with many answers at once, fewer and larger updates
-    cost less, and each reader still sees text flow several times a second."""
-    return min(MAX_FLUSH_SECONDS, FLUSH_SECONDS * max(1.0, streams / 4))
 
 
 def default_params(runtime: Runtime) -> Params:
@@ -195,8 +186,14 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     finish_reason: str | None = None
     completion_tokens: int | None = None
     _streaming_answers += 1
+    streams = _streaming_answers
+    interval = PACE.stream_interval(streams) if runtime.settings.stream_batching else 1
+    shortened = False
+    last_token_at: float | None = None
+    load_seen = 0  # the sum of streams at each chunk: the answer's rate is learnt at its mean load
+    chunks = 0
     try:
-        for attempt in range(2):
+        for _attempt in range(3):
             try:
                 stream = await runtime.client().chat.completions.create(  # type: ignore[call-overload]
                     model=runtime.served_model_name,
@@ -206,11 +203,17 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
                     max_tokens=fitted.max_tokens,
                     stream=True,
                     stream_options={"include_usage": True},
+                    **({"extra_body": {"stream_interval": interval}} if interval > 1 else {}),
                 )
                 break
             except openai.BadRequestError as exc:
-                if attempt == 0 and "context length" in str(exc):
+                if not shortened and "context length" in str(exc):
                     fitted = conversation.fit(params, runtime.settings.max_model_len, budget_scale=0.5)
+                    shortened = True
+                    continue
+                if interval > 1 and "stream_interval" in str(exc):
+                    log.warning("the server refused stream_interval (not vLLM, or an old one): tokens come one by one")
+                    PACE.max_interval = interval = 1
                     continue
                 raise
         async for chunk in stream:
@@ -225,8 +228,12 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             if not token:
                 continue
             buffer.append(token)
-            now = time.monotonic()
-            if not msg.streaming or now - last_flush >= flush_interval(_streaming_answers):
+            now = last_token_at = time.monotonic()
+            load_seen += _streaming_answers
+            chunks += 1
+            # A batched chunk is already about one UI update's worth: forward it unless chunks come twice as fast.
+            wait = flush_interval(_streaming_answers) / (2 if interval > 1 else 1)
+            if not msg.streaming or now - last_flush >= wait:
                 await msg.stream_token("".join(buffer))
                 buffer.clear()
                 last_flush = now
@@ -236,6 +243,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         if buffer:
             await msg.stream_token("".join(buffer))
         ttft = first_token_at - started if first_token_at is not None else None
+        if first_token_at is not None and last_token_at is not None:
+            PACE.record(round(load_seen / chunks), completion_tokens, last_token_at - first_token_at)
         findings = runtime.monitor.observe_answer(msg.content, finish_reason, completion_tokens,
                                                   first_token_seconds=ttft)
         if not msg.content:

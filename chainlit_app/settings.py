@@ -58,6 +58,7 @@ class Settings(BaseSettings):
     top_p: float = Field(default=0.95, gt=0, le=1)
     max_tokens: int = Field(default=512, ge=1)
     system_prompt: str = "You are a helpful assistant."
+    stream_batching: bool = Field(default=True, description="under load, ask vLLM for tokens in UI-update groups")
 
     # Users.
     admin_user: str = "admin"

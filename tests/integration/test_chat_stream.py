@@ -102,3 +102,44 @@ async def test_stop_aborts_the_request_in_vllm(demo_server: Supervisor) -> None:
     assert final is not None
     generated = final.generation_tokens_total - before.generation_tokens_total
     assert generated < 600, f"{generated} tokens were generated: the request was not aborted"
+
+
+async def test_vllm_groups_tokens_on_request_without_holding_back_the_first(demo_server: Supervisor) -> None:
+    """What the app's stream batching relies on (chat.PACE): vLLM's per-request `stream_interval` sends the
+    same text in fewer chunks, and the first token alone and at once."""
+    conversation = Conversation()
+    conversation.add("user", "Write three sentences about the sea.")
+    fitted = conversation.fit(Params(temperature=0.0, max_tokens=40), 2048)
+
+    async def chunks(interval: int) -> list[str]:
+        async with _client(demo_server) as client:
+            stream = await client.chat.completions.create(
+                model=DEMO_SERVED, messages=fitted.messages, max_tokens=fitted.max_tokens,  # type: ignore[arg-type]
+                temperature=0.0, stream=True, stream_options={"include_usage": True},
+                extra_body={"stream_interval": interval},
+            )
+            return [c.choices[0].delta.content async for c in stream if c.choices and c.choices[0].delta.content]
+
+    single, grouped = await chunks(1), await chunks(4)
+    assert "".join(grouped) == "".join(single), "grouping must not change the answer"
+    assert len(grouped) < len(single) / 2, (len(grouped), len(single))
+    assert grouped[0] == single[0], "the first token comes alone, not held for a group"
+
+
+async def test_metrics_read_from_our_series_only_match_the_whole_page(demo_server: Supervisor) -> None:
+    """parse_metrics skips the histogram buckets it does not need; the figures must not change."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from chainlit_app.engine.probe import _GAUGES, parse_metrics
+
+    async with httpx.AsyncClient() as http:
+        text = (await http.get(demo_server.base_url + "/metrics")).text
+    whole: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in _GAUGES:
+                whole[sample.name] = whole.get(sample.name, 0.0) + sample.value
+    snap = parse_metrics(text)
+    assert snap.raw == whole
+    assert snap.generation_tokens_total, "the tests before this one generated tokens"
