@@ -29,7 +29,7 @@ from chainlit_app.conversation import (
 )
 from chainlit_app.failures import explain
 from chainlit_app.history import FIRST_TOKEN_GATE
-from chainlit_app.pacing import StreamPace, flush_interval
+from chainlit_app.pacing import flush_interval
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,6 @@ PARAMS = "params"
 AUTHOR = "Assistant"
 SYSTEM_AUTHOR = "Console"
 RETRY_ACTION = "retry_question"
-PACE = StreamPace()
 _streaming_answers = 0
 
 
@@ -187,7 +186,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     completion_tokens: int | None = None
     _streaming_answers += 1
     streams = _streaming_answers
-    interval = PACE.stream_interval(streams) if runtime.settings.stream_batching else 1
+    pace = runtime.pace
+    interval = pace.stream_interval(pace.expected_load(streams)) if runtime.settings.stream_batching else 1
     shortened = False
     last_token_at: float | None = None
     load_seen = 0  # the sum of streams at each chunk: the answer's rate is learnt at its mean load
@@ -213,7 +213,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
                     continue
                 if interval > 1 and "stream_interval" in str(exc):
                     log.warning("the server refused stream_interval (not vLLM, or an old one): tokens come one by one")
-                    PACE.max_interval = interval = 1
+                    pace.max_interval = interval = 1
                     continue
                 raise
         async for chunk in stream:
@@ -244,7 +244,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             await msg.stream_token("".join(buffer))
         ttft = first_token_at - started if first_token_at is not None else None
         if first_token_at is not None and last_token_at is not None:
-            PACE.record(round(load_seen / chunks), completion_tokens, last_token_at - first_token_at)
+            pace.record(round(load_seen / chunks), completion_tokens, last_token_at - first_token_at)
         findings = runtime.monitor.observe_answer(msg.content, finish_reason, completion_tokens,
                                                   first_token_seconds=ttft)
         if not msg.content:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 
 FLUSH_SECONDS = 0.03  # coalesce tokens faster than a screen refresh; the first token is never delayed
 MAX_FLUSH_SECONDS = 0.25  # under heavy load, still 4 updates a second per answer (each then brings 2+ tokens)
 MAX_STREAM_INTERVAL = 16
 _EMA_WEIGHT = 0.3  # of the newest answer in a load level's token rate
+PEAK_HALF_LIFE_SECONDS = 30.0
 
 
 def flush_interval(streams: int) -> float:
@@ -38,13 +40,27 @@ class StreamPace:
 
     The rate of one answer (tokens a second after its first token) falls as more answers share the
     engine, by how much depends on the hardware, so it is learnt from finished answers per load level.
-    A level not seen yet borrows the nearest lower one's rate, scaled down as if the engine were
-    compute bound (the smaller guess: smaller groups, never coarser updates than the UI's)."""
+    A level not seen yet borrows the nearest busier level's rate as it is, or else the nearest quieter
+    one's scaled down as if the engine were compute bound: the smaller guess either way (smaller groups,
+    never coarser updates than the UI's)."""
 
     def __init__(self, max_interval: int = MAX_STREAM_INTERVAL) -> None:
         self.max_interval = max_interval
         self._rates: dict[int, float] = {}
         self._lock = threading.Lock()
+        self._peak = 0.0
+        self._peak_at = 0.0
+
+    def expected_load(self, streams: int, now: float | None = None) -> int:
+        """Streams an answer starting now will share the engine with. When many questions come at once,
+        the first of them sees few streams yet; a recent peak (halving every 30 s) says more."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            decayed = self._peak * 0.5 ** ((now - self._peak_at) / PEAK_HALF_LIFE_SECONDS)
+            if streams >= decayed:
+                self._peak, self._peak_at = float(streams), now
+                return streams
+            return max(streams, round(decayed))
 
     def record(self, streams: int, tokens: int | None, first_to_last_seconds: float | None) -> None:
         """One finished answer: `tokens` generated, the last arriving this long after the first."""
@@ -62,6 +78,9 @@ class StreamPace:
         with self._lock:
             if level in self._rates:
                 return self._rates[level]
+            higher = [seen for seen in self._rates if seen > level]
+            if higher:  # less load: at least as fast as the nearest busier level
+                return self._rates[min(higher)]
             lower = [seen for seen in self._rates if seen < level]
             if not lower:
                 return None
@@ -74,3 +93,11 @@ class StreamPace:
         if rate is None:
             return 1
         return max(1, min(self.max_interval, int(rate * flush_interval(streams))))
+
+    def snapshot(self) -> dict[str, object]:
+        """For the diagnostics panel (and the bench): what was learnt and the groups asked for per load."""
+        with self._lock:
+            levels = sorted(self._rates)
+            rates = {str(level): round(self._rates[level], 1) for level in levels}
+        return {"max_interval": self.max_interval, "tokens_per_s": rates,
+                "stream_interval": {level: self.stream_interval(int(level)) for level in rates}}

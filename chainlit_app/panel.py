@@ -34,7 +34,7 @@ def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
         status["rss_mib"] = round(supervisor.process.rss_bytes() / 2**20)
     status["app_rss_mib"] = round(psutil.Process(os.getpid()).memory_info().rss / 2**20)
     status["now"] = time.time()
-    return {"engine": status, **runtime.monitor.snapshot()}
+    return {"engine": status, "streaming": runtime.pace.snapshot(), **runtime.monitor.snapshot()}
 
 
 def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:

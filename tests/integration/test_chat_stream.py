@@ -105,7 +105,7 @@ async def test_stop_aborts_the_request_in_vllm(demo_server: Supervisor) -> None:
 
 
 async def test_vllm_groups_tokens_on_request_without_holding_back_the_first(demo_server: Supervisor) -> None:
-    """What the app's stream batching relies on (chat.PACE): vLLM's per-request `stream_interval` sends the
+    """What the app's stream batching relies on (Runtime.pace): vLLM's per-request `stream_interval` sends the
     same text in fewer chunks, and the first token alone and at once."""
     conversation = Conversation()
     conversation.add("user", "Write three sentences about the sea.")
@@ -113,8 +113,8 @@ async def test_vllm_groups_tokens_on_request_without_holding_back_the_first(demo
 
     async def chunks(interval: int) -> list[str]:
         async with _client(demo_server) as client:
-            stream = await client.chat.completions.create(
-                model=DEMO_SERVED, messages=fitted.messages, max_tokens=fitted.max_tokens,  # type: ignore[arg-type]
+            stream = await client.chat.completions.create(  # type: ignore[call-overload]
+                model=DEMO_SERVED, messages=fitted.messages, max_tokens=fitted.max_tokens,
                 temperature=0.0, stream=True, stream_options={"include_usage": True},
                 extra_body={"stream_interval": interval},
             )

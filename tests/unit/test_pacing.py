@@ -5,7 +5,14 @@ from __future__ import annotations
 import time
 
 from chainlit_app.monitor import Monitor
-from chainlit_app.pacing import FLUSH_SECONDS, MAX_FLUSH_SECONDS, StreamPace, flush_interval, load_level
+from chainlit_app.pacing import (
+    FLUSH_SECONDS,
+    MAX_FLUSH_SECONDS,
+    PEAK_HALF_LIFE_SECONDS,
+    StreamPace,
+    flush_interval,
+    load_level,
+)
 
 
 def test_one_answer_updates_at_screen_rate_and_many_answers_update_less_often() -> None:
@@ -51,7 +58,9 @@ def test_an_unseen_load_level_borrows_the_lower_rate_scaled_down() -> None:
     pace.record(streams=4, tokens=801, first_to_last_seconds=4.0)  # 200 tokens/s each at 4 readers
     assert pace.rate(16) == 200 * 4 / 16
     assert pace.stream_interval(16) == int(50 * flush_interval(16))
-    assert pace.rate(2) is None, "no guess upwards from a busier level"
+    assert pace.rate(2) == 200, "a busier level's rate is a floor for a quieter one"
+    pace.record(streams=32, tokens=101, first_to_last_seconds=10.0)  # 10 tokens/s each at 32 readers
+    assert pace.rate(16) == 10.0, "the nearest busier level now"
 
 
 def test_rates_follow_the_engine_but_one_odd_answer_does_not_swing_them() -> None:
@@ -69,3 +78,11 @@ def test_the_interval_is_capped_and_load_levels_are_powers_of_two() -> None:
     pace.record(streams=1, tokens=10_001, first_to_last_seconds=1.0)
     assert pace.stream_interval(1) == 4
     assert [load_level(n) for n in (0, 1, 2, 3, 5, 17, 32, 33)] == [1, 1, 2, 4, 8, 32, 32, 64]
+
+
+def test_a_burst_of_questions_is_paced_for_the_load_it_makes_not_the_first_arrivals() -> None:
+    pace = StreamPace()
+    assert pace.expected_load(32, now=100.0) == 32
+    assert pace.expected_load(1, now=101.0) >= 30, "a second later, the next burst's first question"
+    assert pace.expected_load(1, now=100.0 + 10 * PEAK_HALF_LIFE_SECONDS) == 1, "the peak fades when load goes"
+    assert pace.expected_load(40, now=1000.0) == 40
