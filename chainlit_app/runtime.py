@@ -19,6 +19,7 @@ from chainlit_app.engine.probe import normalise_base_url
 from chainlit_app.engine.supervisor import EngineState, EngineStatus, Supervisor, SupervisorConfig
 from chainlit_app.models import ResolvedModel, resolve_model, resolve_model_at_once
 from chainlit_app.monitor import Endpoint, Monitor
+from chainlit_app.pacing import StreamPace
 from chainlit_app.settings import Settings
 
 if TYPE_CHECKING:
@@ -40,8 +41,10 @@ class Runtime:
         self._client: openai.AsyncOpenAI | None = None
         self._client_key: tuple[str, str] | None = None
         self._early_checks: list[Check] = []
+        self._early_launched: bool | None = None  # tried already: at interpreter start (prelaunch) or in app.py
         self.started_at = time.time()
         self.monitor = Monitor(self._log_path, self._endpoint)
+        self.pace = StreamPace()  # the answers' token rates under load: how many tokens per chunk to ask for
 
     # -- lifecycle --------------------------------------------------------------------------------
     def start_background(self) -> None:
@@ -75,15 +78,17 @@ class Runtime:
         """Spawn vLLM while the app is still importing (vLLM's start is the long pole of a cold start),
         when nothing slow comes first: the model is at hand (no build, download or hub probe) and the
         preflight answers from its cache. Otherwise, or when the preflight would refuse, start-up does
-        it all in the background as usual. Call from the main thread (see GroupProcess)."""
+        it all in the background as usual. Call from the main thread (see GroupProcess). Tries once."""
         if self.settings.mode != "spawn":
             return False
-        try:
-            return self._launch_early()
-        except Exception:  # never let an early try break the app's import: start-up does it properly
-            log.exception("early launch of vLLM failed; start-up will launch it")
-            self.supervisor = None
-            return False
+        if self._early_launched is None:
+            try:
+                self._early_launched = self._launch_early()
+            except Exception:  # never let an early try break the app's import: start-up does it properly
+                log.exception("early launch of vLLM failed; start-up will launch it")
+                self.supervisor = None
+                self._early_launched = False
+        return self._early_launched
 
     def _launch_early(self) -> bool:
         resolved = resolve_model_at_once(self.settings)

@@ -69,9 +69,12 @@ def test_stop_ends_a_long_answer(app_server: AppServer, page: Page) -> None:
 
 def test_vllm_was_launched_before_the_web_server_started(app_server: AppServer) -> None:
     """With a warm preflight cache (every start after an install's first), `chainlit run app.py` launches
-    vLLM while it is still importing, and start-up adopts that launch instead of launching again."""
+    vLLM as its interpreter starts (the .pth hook of chainlit_app/prelaunch.py), before Chainlit imports
+    itself, and start-up adopts that launch instead of launching again."""
     lines = app_server.log_text().splitlines()
     launched = [i for i, line in enumerate(lines) if "vLLM launched (pid" in line]
     serving = [i for i, line in enumerate(lines) if "Your app is available at" in line]
     assert launched and serving, "\n".join(lines[:40])
     assert launched[0] < serving[0], "vLLM should be launched before the web server starts"
+    assert any("vLLM launched at interpreter start, before Chainlit was imported" in line for line in lines), \
+        "\n".join(lines[:40])
