@@ -9,7 +9,7 @@ from chainlit_app.runtime import Runtime
 from chainlit_app.settings import get_settings
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-for noisy in ("httpx", "httpcore"):
+for noisy in ("httpx", "httpcore", "httpx2", "httpcore2"):  # one INFO line per request otherwise
     logging.getLogger(noisy).setLevel(logging.WARNING)
 
 SETTINGS = get_settings()

@@ -65,13 +65,16 @@ def make_client(base_url: str, api_key: str, timeout: float = 300.0) -> openai.A
                               timeout=openai.Timeout(timeout, connect=5.0), max_retries=0)
 
 
-async def stream_direct(client: openai.AsyncOpenAI, model: str, question: str, params: ChatParams) -> DirectResult:
-    """One streamed chat completion, timed like the app times it (first content token, last one)."""
+async def stream_direct(client: openai.AsyncOpenAI, model: str, question: str, params: ChatParams,
+                        stream_interval: int = 1) -> DirectResult:
+    """One streamed chat completion, timed like the app times it (first content token, last one).
+    `stream_interval` > 1 asks vLLM for tokens in groups, as the app does under load."""
     request = params.request(question)
     result = DirectResult(sent_at=time.perf_counter())
     parts: list[str] = []
+    extra_body = {"stream_interval": stream_interval} if stream_interval > 1 else None
     stream: Any = await client.chat.completions.create(
-        model=model, stream=True, stream_options={"include_usage": True}, **request
+        model=model, stream=True, stream_options={"include_usage": True}, extra_body=extra_body, **request
     )
     async for chunk in stream:
         if chunk.usage is not None:

@@ -27,6 +27,7 @@ from chainlit_app.conversation import (
     clean_input,
     with_note,
 )
+from chainlit_app.engine.stream import open_chat_stream, piece
 from chainlit_app.failures import explain
 from chainlit_app.history import FIRST_TOKEN_GATE
 from chainlit_app.pacing import flush_interval
@@ -195,16 +196,15 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     try:
         for _attempt in range(3):
             try:
-                stream = await runtime.client().chat.completions.create(  # type: ignore[call-overload]
-                    model=runtime.served_model_name,
-                    messages=fitted.messages,
-                    temperature=params.temperature,
-                    top_p=params.top_p,
-                    max_tokens=fitted.max_tokens,
-                    stream=True,
-                    stream_options={"include_usage": True},
-                    **({"extra_body": {"stream_interval": interval}} if interval > 1 else {}),
-                )
+                stream = await open_chat_stream(runtime.client(), {
+                    "model": runtime.served_model_name,
+                    "messages": fitted.messages,
+                    "temperature": params.temperature,
+                    "top_p": params.top_p,
+                    "max_tokens": fitted.max_tokens,
+                    "stream_options": {"include_usage": True},
+                    **({"stream_interval": interval} if interval > 1 else {}),
+                })
                 break
             except openai.BadRequestError as exc:
                 if not shortened and "context length" in str(exc):
@@ -217,14 +217,12 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
                     continue
                 raise
         async for chunk in stream:
-            if chunk.usage is not None:
-                completion_tokens = chunk.usage.completion_tokens
-            if not chunk.choices:
-                continue
-            choice = chunk.choices[0]
-            if choice.finish_reason:
-                finish_reason = choice.finish_reason
-            token = choice.delta.content if choice.delta else None
+            got = piece(chunk)
+            if got.completion_tokens is not None:
+                completion_tokens = got.completion_tokens
+            if got.finish_reason:
+                finish_reason = got.finish_reason
+            token = got.content
             if not token:
                 continue
             buffer.append(token)

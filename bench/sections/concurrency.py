@@ -63,11 +63,12 @@ async def through_app(app: AppServer, cookies: dict[str, str], n: int, max_token
 
 
 async def direct(client: openai.AsyncOpenAI, model: str, n: int, max_tokens: int,
-                 max_model_len: int) -> tuple[float, int, float]:
+                 max_model_len: int, stream_interval: int = 1) -> tuple[float, int, float]:
     """(chars/s aggregate, chars, tokens/s aggregate) for n streams at once."""
     params = chat_params(max_tokens, max_model_len)
     started = time.perf_counter()
-    results = await asyncio.gather(*(stream_direct(client, model, PROMPT, params) for _ in range(n)))
+    results = await asyncio.gather(*(stream_direct(client, model, PROMPT, params, stream_interval)
+                                     for _ in range(n)))
     ends = [r.last_token_at for r in results if r.last_token_at is not None]
     span = (max(ends) - started) if ends else float("inf")
     chars = sum(r.chars for r in results)
@@ -171,6 +172,7 @@ async def run(ctx: Context, app: AppServer, bare: BareVllm, client: openai.Async
                f"{d_cost.per_1k(d_cost.bench):.2f}")
         if n == max(LEVELS):
             ctx.facts["direct_rate_32"] = _med(direct_rates)
+            ctx.facts["app_rate_32"] = _med(app_rates)
         ctx.report.add(Row(
             SECTION, f"{n} sessions: aggregate chars/s app ÷ direct", value,
             ">= 0.95" if at_target else "-", (ratio.median >= 0.95) if at_target else None,
@@ -179,6 +181,29 @@ async def run(ctx: Context, app: AppServer, bare: BareVllm, client: openai.Async
             + (f"; {len(errors)} failed answers: {errors[:2]}" if errors else ""),
         ))
     ctx.facts["rss_peak_32_bytes"] = float(rss_peak[0])
+    await same_interval(ctx, app, bare, client, max_tokens, max_model_len, reps)
+
+
+async def same_interval(ctx: Context, app: AppServer, bare: BareVllm, client: openai.AsyncOpenAI, max_tokens: int,
+                        max_model_len: int, reps: int) -> None:
+    """Under load the app asks vLLM for tokens in groups (chat stream batching), which also spares vLLM's
+    own CPU; the figure above compares with a direct client using vLLM's defaults, as a user of bare vLLM
+    would. This row holds the direct side to the app's groups too: what the app itself costs."""
+    n = max(LEVELS)
+    learnt = (await app.diagnostics()).get("streaming", {}).get("stream_interval", {})
+    interval = int(learnt.get(str(n), 1))
+    if interval <= 1:
+        ctx.report.add(Row(SECTION, f"{n} sessions: app ÷ direct at the app's stream interval", "same as above",
+                           detail="the app asked vLLM for single tokens at this load (no stream batching)"))
+        return
+    rates = [(await direct(client, bare.served_name, n, max_tokens, max_model_len, interval))[0] for _ in range(reps)]
+    app_rate = ctx.facts.get("app_rate_32", float("nan"))
+    ctx.report.add(Row(
+        SECTION, f"{n} sessions: app ÷ direct at the app's stream interval", f"{app_rate / _med(rates):.3f}",
+        detail=f"direct clients asking vLLM for {interval} tokens per chunk as the app did at {n} sessions (learnt "
+        f"rates {learnt}): {_med(rates):.0f} chars/s over {reps} run(s), app {app_rate:.0f} chars/s; with vLLM's "
+        f"default of 1 the direct side made {ctx.facts.get('direct_rate_32', float('nan')):.0f} chars/s",
+    ))
 
 
 def _med(values: list[float]) -> float:
