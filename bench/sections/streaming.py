@@ -118,7 +118,7 @@ async def run(ctx: Context, app: AppServer, bare: BareVllm, client: openai.Async
     ctx.report.add(Row(
         SECTION, "whole answer: direct time ÷ app time", total.fmt(3) if total else "n/a",
         detail=f"{_med(events_per_answer):.0f} stream events per answer for {_med(tokens_per_answer):.0f} tokens "
-        "(one stream: tokens arriving within 30 ms are coalesced; more streams, longer: chat.flush_interval)",
+        "(one stream: tokens arriving within 30 ms are coalesced; more streams, longer: pacing.flush_interval)",
     ))
     ctx.facts["direct_tokens_per_s"] = tps.median if tps else 0.0
 
