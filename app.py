@@ -5,12 +5,11 @@ from __future__ import annotations
 import logging
 
 from chainlit_app import prelaunch
+from chainlit_app.applog import configure_logging
 from chainlit_app.runtime import Runtime
 from chainlit_app.settings import get_settings
 
-logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-for noisy in ("httpx", "httpcore", "httpx2", "httpcore2"):  # one INFO line per request otherwise
-    logging.getLogger(noisy).setLevel(logging.WARNING)
+configure_logging()
 
 SETTINGS = get_settings()
 # vLLM takes 20 s to minutes to start. Usually it was launched when the interpreter started, before

@@ -51,9 +51,9 @@ def at_interpreter_start() -> None:
 
         import logging
 
-        # Chainlit's command line would configure the same (to stdout) a second later; ours comes first.
-        logging.basicConfig(level=logging.INFO, stream=sys.stdout,
-                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        from chainlit_app.applog import configure_logging
+
+        configure_logging()  # before Chainlit's command line configures logging a second later
         from chainlit_app.runtime import Runtime
         from chainlit_app.settings import get_settings
 
