@@ -31,7 +31,7 @@ def is_our_chainlit_run(argv: list[str], cwd: str) -> bool:
     """`chainlit run [options] app.py ...` where app.py is this project's entry point."""
     if len(argv) < 3 or os.path.basename(argv[0]) != "chainlit" or argv[1] != "run":
         return False
-    target = next((arg for arg in argv[2:] if not arg.startswith("-")), None)
+    target = next((arg for arg in argv[2:] if arg.endswith(".py") and not arg.startswith("-")), None)
     return target is not None and os.path.realpath(os.path.join(cwd, target)) == os.path.realpath(_APP)
 
 

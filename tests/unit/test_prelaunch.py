@@ -15,6 +15,7 @@ def test_only_chainlit_run_of_this_projects_app_counts() -> None:
     root = str(ROOT)
     assert is_our_chainlit_run([".venv/bin/chainlit", "run", "app.py", "--headless"], root)
     assert is_our_chainlit_run(["/x/bin/chainlit", "run", "--headless", str(ROOT / "app.py")], "/tmp")
+    assert is_our_chainlit_run([".venv/bin/chainlit", "run", "--port", "8000", "app.py"], root), "option values"
     assert not is_our_chainlit_run([".venv/bin/chainlit", "run", "other.py"], root)
     assert not is_our_chainlit_run([".venv/bin/chainlit", "run", "app.py"], "/tmp"), "another project's app.py"
     assert not is_our_chainlit_run([".venv/bin/chainlit", "hello"], root)
