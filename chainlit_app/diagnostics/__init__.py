@@ -3,13 +3,18 @@
 Pure Python on purpose (no Chainlit import), so the same code serves the panel and the CLI.
 """
 
-from .classifier import Finding, LineClassifier, Report, classify_file, classify_lines
+from .classifier import LineClassifier
+from .findings import Finding, Report
+from .harmless import HARMLESS
+from .lineformat import line_level, parse_line
 from .redact import redact
-from .rules import HARMLESS, RULES, Rule, line_level, parse_line
+from .rule_tables import RULES
+from .rules import Rule
 from .signals import FirstTokenWatch, from_answer, from_exception, from_metrics
 from .store import FindingsStore, LogRing
 from .tail import LogFollower
 from .taxonomy import HEALTHY, KINDS, Kind, KindInfo, kind_info
+from .whole_log import classify_file, classify_lines
 
 __all__ = [
     "HARMLESS",

@@ -13,8 +13,9 @@ import textwrap
 from collections.abc import Sequence
 from typing import TextIO
 
-from .classifier import Report, classify_file
+from .findings import Report
 from .taxonomy import kind_info
+from .whole_log import classify_file
 
 
 def _print_text(path: str, report: Report, out: TextIO) -> None:

@@ -1,243 +1,65 @@
 """Turn log lines into findings, and a whole log into one root cause.
 
-`LineClassifier` is fed one line at a time (the live tail feeds it as the log grows) and keeps the
-little state that single lines cannot carry: whether we are inside a traceback, whether the server
-has become ready or is shutting down, and the recent throughput lines used to detect stalls.
-`classify_lines` / `classify_file` wrap it for whole logs and pick the root cause: the earliest
-decisive finding; weak findings decide only when nothing decisive was seen, wrappers never.
+`LineClassifier` is fed one line at a time (the live tail feeds it as the log grows). Lines are folded
+into events (`events.py`): tracebacks, JSON bodies, access lines, fatal signals; the phase of the
+server's life is followed with the markers of `phases.py`. Each event is named by a ladder that never
+ends in silence:
+
+  1. a rule (`rules.py`: the most specific matching rule of the tables);
+  2. the exception's type (`exceptions.py`, most specific class first);
+  3. the module the exception was raised in;
+  4. the phase: an unrecognised error, traceback or fatal signal before the server was ready is a
+     start-up failure, after it an engine error.
+
+So `healthy` means that no error line, traceback, fatal signal, 5xx or empty answer was seen.
+`whole_log.py` picks the root cause of a whole log.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from os import PathLike
-from typing import Any
+from collections import Counter
+from collections.abc import Iterable
 
-from .redact import redact
-from .rules import RULES, SHM_WAIT, is_harmless, match_rule, parse_line, strip_ansi
-from .taxonomy import HEALTHY, KINDS, Kind
+from .answers import is_garbled, is_looping, judge_answer, judge_body
+from .events import Access, Body, EventFolder, Traceback
+from .exceptions import exception_name, lookup, raised_in
+from .findings import Finding, evidence_text
+from .harmless import SHM_WAIT, is_harmless
+from .lineformat import ParsedLine, parse_line, strip_ansi
+from .phases import Phase, PhaseTracker
+from .prefilter import BUSY_LINES, ECHO_LINES, interesting
+from .rule_tables import RULES
+from .rules import ALL_PHASES, Context, most_specific
+from .stats import StallWatch
+from .taxonomy import KINDS, Kind
 
-MAX_TEXT = 500
-MAX_LINE_BYTES = 64 * 1024
+MAX_PLAIN_LINES = 500
 
-_EXTRA_NEEDLES = (
-    "traceback (most recent call last)",
-    'file "',
-    "file ~",
-    "throughput",
-    "shared memory broadcast",
-    "application startup complete",
-    "uvicorn running",
-    "starting vllm",
-    "processed prompts",
-    "added request",
-    "received request",
-    "http/",
-    "shutdown",
-    "shutting down",
-    "received signal",
-    "started server process",
-    "api server version",
-    "non-default args",
+# Functions on a traceback's stack that show it happened while a request was served.
+_SERVING_FRAMES = re.compile(
+    r"serving_|create_chat_completion|create_completion|chat_completion_stream_generator|"
+    r"completion_stream_generator|output_handler|process_outputs|execute_model|_process_input_queue|"
+    r"run_busy_loop|step|generate|handle_request|__call__|stream",
 )
-
-
-def _minimal(needles: set[str]) -> tuple[str, ...]:
-    """Drop needles that contain a shorter needle: the shorter one already lets such lines through."""
-    ordered = sorted(needles, key=len)
-    kept: list[str] = []
-    for needle in ordered:
-        if not any(k in needle for k in kept):
-            kept.append(needle)
-    return tuple(kept)
-
-
-PREFILTER_NEEDLES = _minimal({n for r in RULES for n in r.needles} | set(_EXTRA_NEEDLES))
-
-# Faster form of the same test: a needle that holds a whole word inside it (e.g. "already" in
-# "address already in use") occurs only in lines that contain that word as a token, and one set
-# intersection checks all such words at once. Words common in healthy logs are not used as gates.
-_WORD = re.compile(r"\w+")
-_COMMON_WORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "in",
-        "is",
-        "it",
-        "not",
-        "of",
-        "on",
-        "or",
-        "the",
-        "to",
-        "with",
-        "api",
-        "appear",
-        "attention",
-        "available",
-        "background",
-        "cache",
-        "chat",
-        "client",
-        "completions",
-        "content",
-        "default",
-        "detected",
-        "engine",
-        "error",
-        "hit",
-        "info",
-        "kernel",
-        "load",
-        "loop",
-        "max_model_len",
-        "maximum",
-        "memory",
-        "model",
-        "out",
-        "platform",
-        "prefix",
-        "process",
-        "request",
-        "route",
-        "server",
-        "size",
-        "template",
-        "tokens",
-        "transformers",
-        "version",
-        "vllm",
-        "weights",
-    }
+_STARTING_FRAMES = re.compile(
+    r"load_model|load_weights|__init__|from_engine_args|initialize|profile_run|determine_available_memory|"
+    r"_init_|create_engine_config|run_server|build_async_engine_client|get_config|from_pretrained|"
+    r"init_device|_initialize_kv_caches|main",
 )
-
-
-def _split_gates(needles: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
-    words: set[str] = set()
-    substrings: list[str] = []
-    for needle in needles:
-        inner = [
-            m.group()
-            for m in _WORD.finditer(needle)
-            if m.start() > 0 and m.end() < len(needle) and len(m.group()) >= 3
-        ]
-        inner = [w for w in inner if w not in _COMMON_WORDS]
-        if inner:
-            words.add(max(inner, key=len))
-        else:
-            substrings.append(needle)
-    return frozenset(words), tuple(substrings)
-
-
-_GATE_WORDS, _GATE_SUBSTRINGS = _split_gates(PREFILTER_NEEDLES)
-
-
-def interesting(low: str) -> bool:
-    """The pre-filter: True when the lower-cased line may hold evidence (holds one of the needles)."""
-    return _any_in(low, _GATE_SUBSTRINGS) or not _GATE_WORDS.isdisjoint(_WORD.findall(low))
-
-
-# Per-request bookkeeping lines: the bulk of a busy log. "received request" lines may quote the user's
-# prompt (older vLLMs log it at INFO), so they must never reach the rules: a prompt about "CUDA out of
-# memory" is not an out-of-memory error.
-_BUSY_LINES = ('" 200 ok', "added request", "finished request", "aborted request", "received request")
-_LIFECYCLE_NEEDLES = (
-    "startup",
-    "uvicorn running",
-    "starting vllm",
-    "throughput",
-    "processed prompts",
-    "received request",
-    "shutdown",
-    "shutting down",
-    "received signal",
-    "started server process",
-    "api server version",
-    "non-default args",
+_COMPLETION_OUTPUT = re.compile(
+    r"CompletionOutput\(index=\d+, text=(?P<q>['\"])(?P<text>.*?)(?P=q), token_ids=(?P<ids>\[[^\]]*\]|\S+)"
+    r".*?finish_reason=(?P<finish>\w+)"
 )
-
-
-def _any_in(low: str, needles: tuple[str, ...]) -> bool:
-    """True if any needle occurs in `low` (a plain loop: twice as fast as any() over a generator)."""
-    for needle in needles:  # noqa: SIM110
-        if needle in low:
-            return True
-    return False
-
-
-_TB_START = re.compile(r"Traceback \(most recent call last\)")
-_TB_MARKER = re.compile(
-    r"\s|$|File [\"~<\[]|-+>\s*\d+|The above exception was the direct cause|During handling of the above|"
-    r"[\^~]+$|\.\.\.|\(\.\.\.\)"
+_SERVING_LOGGERS = re.compile(r"serving_|request_logger|async_llm|output_processor|detokenizer")
+_ECHOED_OUTPUT = re.compile(
+    r"Generated response \S+: output: (?P<q>['\"])(?P<text>.*?)(?P=q)(?:, output_token_ids|, finish_reason|$)"
 )
-_FRAME_START = re.compile(r"File (?:\"[^\"]+\", line \d+|\S+:\d+\S*, in )")
-_READY = re.compile(
-    r"Application startup complete|Uvicorn running on|Starting vLLM (?:API )?server|Avg prompt throughput|"
-    r"Processed prompts|Added request|Received request",
-    re.IGNORECASE,
-)
-_RESTART = re.compile(r"Started server process|vLLM API server version|non-default args:", re.IGNORECASE)
-_STOPPING = re.compile(
-    r"\[shutdown\]|Shutting down|shutdown triggered|received signal[= ]SIG(?:INT|TERM)|"
-    r"Waiting for application shutdown",
-    re.IGNORECASE,
-)
-_ACCESS = re.compile(r"\"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})")
-_STAT_RUNNING = re.compile(r"Running: (\d+) reqs")
-_STAT_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs")
-_STAT_PROMPT = re.compile(r"Avg prompt throughput: ([\d.]+)")
-_STAT_GEN = re.compile(r"Avg generation throughput: ([\d.]+)")
-_STAT_KV = re.compile(r"(?:GPU|CPU)? ?KV cache usage: ([\d.]+)%")
-
-
-@dataclass
-class Finding:
-    """One observed failure signal with the line it was seen on and a one-line fix."""
-
-    kind: str
-    line: int
-    text: str
-    hint: str
-    root: bool = False
-    source: str = "log"
-    rule: str = ""
-    role: str = "decisive"
-
-    def to_json(self) -> dict[str, Any]:
-        """The public shape used by the CLI and the panel API."""
-        return {"kind": self.kind, "line": self.line, "text": self.text, "hint": self.hint}
-
-
-@dataclass
-class Report:
-    """Findings of one log; `kind` is the root cause's kind or 'healthy'. The root finding comes first."""
-
-    kind: str
-    findings: list[Finding] = field(default_factory=list)
-    lines: int = 0
-
-    @property
-    def root(self) -> Finding | None:
-        return next((f for f in self.findings if f.root), None)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "findings": [f.to_json() for f in self.findings]}
-
-
-def evidence_text(text: str, secrets: tuple[str, ...]) -> str:
-    text = redact(text.strip(), secrets)
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+_PLAIN_LINE_MIN = 12
+# First characters of the lines a server writes (levels, process tags, timestamps): anything else is
+# printed output, such as an answer.
+_LOG_LINE_START = re.compile(r"[(\[\d\s]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
+_PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 
 
 class LineClassifier:
@@ -245,21 +67,26 @@ class LineClassifier:
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._secrets = tuple(s for s in secrets if s)
-        self._in_traceback = False
-        self._ready = False
-        self._stopping = False
+        self._folder = EventFolder()
+        self._phases = PhaseTracker()
+        self._stalls = StallWatch()
         self._chat_ok = 0
-        self._waiting_idle = 0
-        self._no_tokens = 0
-        self._queue_stuck = 0
-        self._stall_reported = False
-        self._shm_waits = 0
-        self._kv_full = 0
+        self._last_traceback = 0  # exception line of the latest traceback: where wrappers point
+        self._named_in_traceback: set[str] = set()  # processes whose open traceback already has a finding
+        self._plain: Counter[str] = Counter()
+        self._loop_reported = False
+        # Findings whose kind depends on a phase the excerpt had not shown yet (no marker seen): named as
+        # start-up failures, renamed engine errors if the log later shows that the server was serving.
+        self._phase_guesses: list[Finding] = []
 
     @property
     def ready(self) -> bool:
         """True once the server has shown that it serves (startup complete, requests, stats)."""
-        return self._ready
+        return self._phases.phase >= Phase.SERVING
+
+    @property
+    def phase(self) -> Phase:
+        return self._phases.phase
 
     def feed(self, line: str, lineno: int, *, replaced: bool = False) -> list[Finding]:
         """Classify one line. `replaced` says the line had undecodable bytes that we replaced with U+FFFD
@@ -268,68 +95,278 @@ class LineClassifier:
         if not raw or raw.isspace():
             return []
         low = raw.lower()
-        if not self._in_traceback:
-            if _any_in(low, _BUSY_LINES):  # per-request lines: the bulk of a busy log, handled cheaply
-                return self._busy_line(raw)
-            if not interesting(low):
+        if not (self._folder.in_traceback or self._folder.in_body):
+            if any(n in low for n in BUSY_LINES):  # per-request lines: the bulk of a busy log
+                self._busy_line(raw)
                 return []
+            if not interesting(low):
+                if _LOG_LINE_START.match(raw):
+                    return []
+                return self._plain_line(strip_ansi(raw), lineno, strip_ansi(raw))
         text = strip_ansi(raw)
         parsed = parse_line(text)
         msg = parsed.message
-        frame = self._traceback_state(msg)
+        if self._folder.in_body or "{" in msg:
+            body = self._folder.body(msg, lineno)
+            if body is not None:
+                return self._on_body(body, parsed)
+            if self._folder.in_body:
+                return []
+        frame = self._folder.frame_state(parsed, lineno)
         if frame is None:
+            self._named_in_traceback.discard(parsed.process)
             return []
-        if _any_in(low, _LIFECYCLE_NEEDLES):
-            self._track_lifecycle(msg)
-        if not frame:
-            handled = self._stats(msg, lineno, text)
-            if handled is None:
-                handled = self._access(msg, lineno, text)
-            if handled is not None:
-                return handled
-        rule = match_rule(msg, frame=frame)
-        if rule is None or (replaced and rule.id == "replacement_char") or is_harmless(parsed):
-            return []
-        if self._stopping and rule.role != "decisive":
-            return []  # errors printed while an intentional stop tears the engine down
-        kind = rule.ready_kind if (rule.role == "wrapper" and self._ready and rule.ready_kind) else rule.kind
-        return [self._finding(kind, lineno, text, rule.hint, rule.id, rule.role)]
+        if self._phases.observe(msg) is not None and self._phases.phase == Phase.BOOT:
+            self._on_new_life()
+        if frame:
+            return self._match(msg, text, lineno, Context(self.phase, frame=True, level=parsed.level), parsed,
+                               replaced)
+        tb = self._folder.end_traceback(parsed, lineno)
+        if tb is not None:
+            return self._on_traceback(tb, parsed, text, replaced)
+        return self._on_line(parsed, text, lineno, replaced)
 
-    def _busy_line(self, raw: str) -> list[Finding]:
-        """Successful access lines and request bookkeeping: only update the serving state."""
-        self._ready = True
-        m = _ACCESS.search(raw)
-        if m and m.group("status") == "200" and m.group("path").startswith("/v1/chat/completions"):
-            self._chat_ok += 1
+    # -- events ------------------------------------------------------------------------------------
+
+    def _on_line(self, parsed: ParsedLine, text: str, lineno: int, replaced: bool) -> list[Finding]:
+        msg = parsed.message
+        if any(n in msg for n in ECHO_LINES):
+            return self._on_echo(msg, lineno, text)
+        if SHM_WAIT.search(msg):
+            signal = self._stalls.shm_wait(self.phase == Phase.SERVING or not self._phases.seen_marker)
+            return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, signal.hint, signal.rule, signal.role)] \
+                if signal else []
+        signals = self._stalls.stats(msg, self.phase == Phase.STOPPING)
+        if signals is not None:
+            self._phases.enter(Phase.SERVING)
+            return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, s.hint, s.rule, s.role) for s in signals]
+        access = self._folder.access(msg, lineno)
+        if access is not None:
+            found = self._on_access(access, text)
+            if found is not None:
+                return found
+        output = _COMPLETION_OUTPUT.search(msg)
+        if output is not None:
+            return self._on_completion_output(output, lineno, text)
+        if not self._phases.seen_marker and _SERVING_LOGGERS.search(parsed.logger):
+            self._phases.enter(Phase.SERVING)
+        bare = None if is_harmless(parsed) else self._folder.bare_exception(parsed, lineno)
+        if bare is not None:
+            return self._on_traceback(bare, parsed, text, replaced)
+        found = self._match(msg, text, lineno, Context(self.phase, level=parsed.level), parsed, replaced)
+        if found:
+            return found
+        fatal = self._folder.fatal(msg, lineno)
+        if fatal is not None:
+            return self._phase_default(lineno, text, "a fatal signal", "fallback")
+        if parsed.level == "ERROR" and self.phase != Phase.STOPPING and not is_harmless(parsed) \
+                and not msg[:1].isspace():  # an indented line is a fragment of a traceback, not a message
+            return self._phase_default(lineno, text, "an error line", "weak")
+        if not parsed.level and not parsed.process:
+            return self._plain_line(msg, lineno, text)
         return []
 
-    # -- state helpers -------------------------------------------------------------------------
+    def _on_traceback(self, tb: Traceback, parsed: ParsedLine, text: str, replaced: bool) -> list[Finding]:
+        """The exception line that ends a traceback: rule, exception type, raised in, phase."""
+        named_before = tb.process in self._named_in_traceback
+        self._named_in_traceback.discard(tb.process)
+        pointed_from = self._last_traceback
+        self._last_traceback = tb.line
+        phase = self._traceback_phase(tb)
+        context = Context(phase, exception_type=tb.exception_type, raised_in=tb.raised_in, level=parsed.level)
+        found = self._match(parsed.message, text, tb.line, context, parsed, replaced, pointed_from)
+        entry = lookup([tb.exception_type], tb.message) if tb.exception_type else None
+        if found and found[0].role == "weak" and entry is not None and not entry.wrapper:
+            found = []  # a symptom pattern on the exception line: the exception's own type says more
+        if found or named_before or phase == Phase.STOPPING:
+            return found
+        if entry is None and tb.mentions and not tb.exception_type:
+            entry = lookup(list(reversed(tb.mentions)), tb.message)
+        if entry is not None:
+            role = "wrapper" if entry.wrapper else "decisive"
+            finding = self._finding(entry.kind, tb.line, text, entry.hint, f"exc_{exception_name(tb.exception_type)}",
+                                    role, "exception_type")
+            finding.points_to = pointed_from if entry.wrapper else 0
+            return [finding]
+        where = raised_in(tb.raised_in, tb.stack, phase)
+        if where is not None:
+            hint = f"{where.hint} (raised in {tb.raised_in})"
+            return [self._finding(where.kind, tb.line, text, hint, f"raised_in_{where.kind.value}", "decisive",
+                                  "raised_in")]
+        what = f"an unrecognised {exception_name(tb.exception_type)}" if tb.exception_type else \
+            "a traceback whose exception line is missing"
+        return self._phase_default(tb.line, text, what, "fallback", phase)
 
-    def _traceback_state(self, msg: str) -> bool | None:
-        """Track Python tracebacks. Returns None for lines that carry nothing (the 'Traceback' header),
-        True for frame/code lines, False for ordinary lines (including the exception line)."""
-        if _TB_START.match(msg.lstrip()):
-            self._in_traceback = True
+    def _on_body(self, body: Body, parsed: ParsedLine) -> list[Finding]:
+        """A completed JSON body: an answer is judged as an answer (the words it quotes decide nothing);
+        anything else (error bodies, text that was not JSON after all) goes through the rules line by line."""
+        verdict = judge_body(body.data) if body.data is not None else None
+        if verdict is None:
+            if body.data is not None and "choices" in body.data:
+                self._phases.enter(Phase.SERVING)
+                return []
+            found: list[Finding] = []
+            for offset, message in enumerate(body.lines):
+                lineno = body.first_line + offset
+                context = Context(self.phase, level=parsed.level)
+                found += self._match(message, message, lineno, context, parsed, False)
+            return found
+        self._phases.enter(Phase.SERVING)
+        text = body.text if "\n" not in body.text else verdict.evidence
+        return [self._finding(verdict.kind, body.line, text, verdict.hint, f"body_{verdict.kind.value}",
+                              "decisive")]
+
+    def _on_echo(self, msg: str, lineno: int, text: str) -> list[Finding]:
+        """An echo of a request or an answer: the words it quotes are never matched against the error
+        rules. A logged answer is judged as an answer (garbled, empty, looping), as a symptom only."""
+        m = _ECHOED_OUTPUT.search(msg)
+        if m is None:
+            return []
+        output = m.group("text")
+        if "\ufffd" in output:
+            hint = "The logged answer holds U+FFFD: the tokenizer and the model do not fit together, or the " \
+                   "numerics are broken (try --dtype float32 on a CPU)."
+            return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "echo_output_garbled", "weak")]
+        verdict = judge_answer(output, None, None)
+        if verdict is None:
+            return []
+        return [self._finding(verdict.kind, lineno, text, verdict.hint, f"echo_{verdict.kind.value}", "weak")]
+
+    def _on_completion_output(self, m: re.Match[str], lineno: int, text: str) -> list[Finding]:
+        ids = m.group("ids")
+        tokens = ids.count(",") + 1 if ids.startswith("[") and ids != "[]" else None
+        finish = m.group("finish")
+        verdict = judge_answer(m.group("text"), None if finish == "None" else finish, tokens)
+        if verdict is None:
+            return []
+        return [self._finding(verdict.kind, lineno, text, verdict.hint, f"output_{verdict.kind.value}",
+                              "decisive")]
+
+    def _on_access(self, access: Access, text: str) -> list[Finding] | None:
+        """Count successful chats and read meaning into bare 400 responses, which vLLM logs without the
+        reason (the reason only reaches the client). None: let the rules decide."""
+        chat = access.path.startswith("/v1/chat/completions")
+        if access.status == 200:
+            self._phases.enter(Phase.SERVING)
+            self._chat_ok += chat
+            return []
+        if access.status != 400 or not access.path.startswith(("/v1/chat/completions", "/v1/completions")):
             return None
-        if _FRAME_START.match(msg.lstrip()):
-            self._in_traceback = True
-            return True
-        if self._in_traceback:
-            if _TB_MARKER.match(msg):
-                return True
-            self._in_traceback = False  # first unindented line after the frames: the exception itself
-        return False
+        if self.phase == Phase.STOPPING:
+            return []
+        if chat and self._chat_ok == 0:
+            hint = (
+                "Every chat request so far was rejected with 400: usually a missing chat template "
+                "(--chat-template); the chat's error message says for sure."
+            )
+            return [self._finding(Kind.CHAT_TEMPLATE, access.line, text, hint, "access_400_every_chat", "weak")]
+        hint = (
+            "A request was rejected with 400 after others succeeded: usually prompt + max_tokens above "
+            "max_model_len; the chat's error message says for sure."
+        )
+        return [self._finding(Kind.CONTEXT_LENGTH, access.line, text, hint, "access_400", "weak")]
 
-    def _track_lifecycle(self, msg: str) -> None:
-        if _RESTART.search(msg):
-            self._ready = self._stopping = False
-            self._chat_ok = self._shm_waits = 0
-        if _STOPPING.search(msg):
-            self._stopping = True
-        elif _READY.search(msg):
-            self._ready = True
+    def _plain_line(self, msg: str, lineno: int, text: str) -> list[Finding]:
+        """Lines without any log prefix are printed output: an answer that repeats itself shows here."""
+        key = msg.strip()
+        if self._loop_reported or len(key) < _PLAIN_LINE_MIN or _PROGRESS_BAR.search(key):
+            return []
+        if len(self._plain) >= MAX_PLAIN_LINES:
+            self._plain.clear()
+        if len(key) >= 20 and is_garbled(key):
+            hint = "Printed output is not readable text: the tokenizer does not fit the model, or the numerics " \
+                   "are broken (on a CPU serve with --dtype float32)."
+            return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_garbled", "weak")]
+        self._plain[key] += 1
+        if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
+            self._loop_reported = True
+            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix[0]
+            return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_output_loops", "weak")]
+        return []
 
-    def _finding(self, kind: Kind | str, lineno: int, text: str, hint: str, rule: str, role: str) -> Finding:
+    def finish(self) -> list[Finding]:
+        """The log (or the excerpt) ends: name what is still open. A traceback whose exception line never
+        came is still a failure; a body cut off at its end is closed and judged. Guesses made before the
+        log showed its phase are settled."""
+        if self.phase == Phase.SERVING and not self._phases.saw_start:
+            for finding in self._phase_guesses:
+                if finding.kind == Kind.STARTUP_FAILURE.value:
+                    finding.kind = Kind.ENGINE_ERROR.value
+                    finding.hint = "The engine failed while serving: read the traceback and the lines before it."
+        self._phase_guesses.clear()
+        found: list[Finding] = []
+        body = self._folder.open_body()
+        if body is not None:
+            found += self._on_body(body, ParsedLine("", ""))
+        for tb in self._folder.open_tracebacks():
+            tb.line = tb.line or tb.first_line
+            parsed = ParsedLine("", tb.last_code, tb.process)
+            found += self._on_traceback(tb, parsed, tb.last_code or "Traceback (most recent call last):", False)
+        return found
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _match(self, msg: str, text: str, lineno: int, context: Context, parsed: ParsedLine, replaced: bool,
+               pointed_from: int = 0) -> list[Finding]:
+        rule = most_specific(RULES, msg, context)
+        if rule is None or (replaced and rule.id == "replacement_char") or is_harmless(parsed):
+            return []
+        if self.phase == Phase.STOPPING and rule.role != "decisive":
+            return []  # errors printed while an intentional stop tears the engine down
+        if (self._folder.in_traceback or context.frame) and rule.role != "weak":
+            self._named_in_traceback.add(parsed.process)  # a symptom in a frame leaves the ladder to run
+        finding = self._finding(rule.kind, lineno, text, rule.hint, rule.id, rule.role)
+        if rule.phases != ALL_PHASES and not self._phases.seen_marker:
+            self._guess(finding)
+        if rule.role == "wrapper":
+            finding.points_to = pointed_from or self._last_traceback
+            if finding.points_to:
+                finding.hint = f"{finding.hint} The traceback ending at line {finding.points_to} is the cause."
+        return [finding]
+
+    def _phase_default(self, lineno: int, text: str, what: str, role: str, phase: Phase | None = None
+                       ) -> list[Finding]:
+        phase = self.phase if phase is None else phase
+        if phase == Phase.STOPPING:
+            return []
+        if phase == Phase.SERVING:
+            kind, hint = Kind.ENGINE_ERROR, f"The engine failed while serving ({what}): read the traceback."
+        else:
+            kind = Kind.STARTUP_FAILURE
+            hint = f"Unrecognised start-up error ({what}): the server cannot start; read the evidence line."
+        finding = self._finding(kind, lineno, text, hint, f"phase_{kind.value}", role, "phase")
+        if not self._phases.seen_marker:
+            self._guess(finding)
+        return [finding]
+
+    def _guess(self, finding: Finding) -> None:
+        if len(self._phase_guesses) < 50:
+            self._phase_guesses.append(finding)
+
+    def _traceback_phase(self, tb: Traceback) -> Phase:
+        """The log's phase; when the excerpt has no markers, what the traceback's stack shows."""
+        if self._phases.seen_marker:
+            return self.phase
+        functions = " ".join(tb.functions[-12:])
+        serving = bool(_SERVING_FRAMES.search(functions)) and not _STARTING_FRAMES.search(functions)
+        if serving:
+            self._phases.enter(Phase.SERVING)
+            return Phase.SERVING
+        return Phase.BOOT
+
+    def _busy_line(self, raw: str) -> None:
+        """Successful access lines and request bookkeeping: only update the serving state."""
+        self._phases.enter(Phase.SERVING)
+        access = self._folder.access(raw, 0)
+        if access and access.status == 200 and access.path.startswith("/v1/chat/completions"):
+            self._chat_ok += 1
+
+    def _on_new_life(self) -> None:
+        self._chat_ok = 0
+        self._stalls.reset()
+
+    def _finding(self, kind: Kind | str, lineno: int, text: str, hint: str, rule: str, role: str,
+                 basis: str = "rule") -> Finding:
         kind = Kind(kind)
         return Finding(
             kind=kind.value,
@@ -338,176 +375,5 @@ class LineClassifier:
             hint=hint or KINDS[kind].fix[0],
             rule=rule,
             role=role,
+            basis=basis,
         )
-
-    def _stats(self, msg: str, lineno: int, text: str) -> list[Finding] | None:
-        """Periodic 'Avg prompt throughput ... Running: N reqs, Waiting: M reqs' lines and the
-        shared-memory wait message: detect queues that do not move and engines that stopped.
-        Returns None when the line is neither, else the (possibly empty) findings."""
-        if SHM_WAIT.search(msg):
-            return self._shm_wait(lineno, text)
-        gen = _STAT_GEN.search(msg)
-        if gen is None:
-            return None
-        gen_tps = float(gen.group(1))
-        prompt_tps = float(m.group(1)) if (m := _STAT_PROMPT.search(msg)) else 0.0
-        running = int(m.group(1)) if (m := _STAT_RUNNING.search(msg)) else 0
-        waiting = int(m.group(1)) if (m := _STAT_WAITING.search(msg)) else 0
-        if gen_tps > 0:
-            self._shm_waits = 0
-        found = self._kv_cache_full(msg, waiting, lineno, text)
-        reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
-        if reason and not self._stall_reported and not self._stopping:
-            self._stall_reported = True
-            hint = (
-                f"Requests are not being served ({reason}): check KV cache usage and load in /metrics; "
-                f"restart "
-                "the server if tokens/s stays at 0."
-            )
-            found.append(self._finding(Kind.SLOW_OR_STALLED, lineno, text, hint, "stats_stalled", "decisive"))
-        return found
-
-    def _stall_reason(self, running: int, waiting: int, gen_tps: float, prompt_tps: float) -> str:
-        """Count how long each stall pattern has lasted; a reason once one has lasted long enough."""
-        busy = running + waiting > 0
-        self._waiting_idle = self._waiting_idle + 1 if running == 0 and waiting > 0 else 0
-        self._no_tokens = self._no_tokens + 1 if busy and gen_tps == 0 and prompt_tps == 0 else 0
-        self._queue_stuck = self._queue_stuck + 1 if waiting > 0 and prompt_tps == 0 else 0
-        if not (self._waiting_idle or self._no_tokens or self._queue_stuck):
-            self._stall_reported = False  # the episode is over; a new one may be reported
-        if self._waiting_idle >= 2:
-            return f"{waiting} requests wait while none runs"
-        if self._no_tokens >= 3:
-            return f"{running} running and {waiting} waiting requests at 0 tokens/s for 3 reports in a row"
-        if self._queue_stuck >= 3:
-            return f"{waiting} requests keep waiting and no new prompt is admitted"
-        return ""
-
-    def _shm_wait(self, lineno: int, text: str) -> list[Finding]:
-        """'No available shared memory broadcast block': normal during warm-up compilation, a stall when
-        it repeats while the server is serving."""
-        if not self._ready or self._stopping:
-            return []
-        self._shm_waits += 1
-        if self._shm_waits != 2:
-            return []
-        hint = "Workers made no progress for minutes while serving: the engine hangs or is overloaded."
-        return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, hint, "shm_broadcast_stall", "weak")]
-
-    def _kv_cache_full(self, msg: str, waiting: int, lineno: int, text: str) -> list[Finding]:
-        """A KV cache at >= 98 % for two reports (or 99 % with a queue) forces queueing and preemption."""
-        m = _STAT_KV.search(msg)
-        usage = float(m.group(1)) if m else 0.0
-        self._kv_full = self._kv_full + 1 if usage >= 98.0 else 0
-        if self._kv_full == 2 or (self._kv_full == 1 and usage >= 99.0 and waiting > 0):
-            self._kv_full = 3  # report once per episode
-            hint = (
-                f"The KV cache is full ({usage:g} %): requests queue or get preempted; lower --max-num-seqs "
-                f"or "
-                "max_tokens, or give the cache more memory."
-            )
-            return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, hint, "kv_cache_full", "weak")]
-        return []
-
-    def _access(self, msg: str, lineno: int, text: str) -> list[Finding] | None:
-        """HTTP access lines: count successful chats and read meaning into bare 400 responses, which
-        vLLM logs without the reason (the reason only reaches the client). None: let the rules decide."""
-        m = _ACCESS.search(msg)
-        if m is None:
-            return None
-        status, path = m.group("status"), m.group("path")
-        chat = path.startswith("/v1/chat/completions")
-        if status == "200":
-            self._ready = True
-            self._chat_ok += chat
-            return []
-        if status != "400" or not path.startswith(("/v1/chat/completions", "/v1/completions")):
-            return None
-        if self._stopping:
-            return []
-        if chat and self._chat_ok == 0:
-            hint = (
-                "Every chat request so far was rejected with 400: usually a missing chat template "
-                "(--chat-template); the chat's error message says for sure."
-            )
-            return [self._finding(Kind.CHAT_TEMPLATE, lineno, text, hint, "access_400_every_chat", "weak")]
-        hint = (
-            "A request was rejected with 400 after others succeeded: usually prompt + max_tokens above "
-            "max_model_len; the chat's error message says for sure."
-        )
-        return [self._finding(Kind.CONTEXT_LENGTH, lineno, text, hint, "access_400", "weak")]
-
-
-class _Collector:
-    """Keeps a bounded list of findings (a few per rule) and chooses the root cause."""
-
-    def __init__(self, per_rule: int = 5, limit: int = 200) -> None:
-        self.findings: list[Finding] = []
-        self._per_rule: dict[str, int] = {}
-        self._limit = limit
-        self._max_per_rule = per_rule
-        self._has_decisive = False
-
-    def add(self, finding: Finding) -> None:
-        count = self._per_rule.get(finding.rule, 0)
-        if count >= self._max_per_rule:
-            return
-        if self._has_decisive and len(self.findings) >= self._limit:
-            return
-        self._per_rule[finding.rule] = count + 1
-        self._has_decisive = self._has_decisive or finding.role == "decisive"
-        self.findings.append(finding)
-
-    def report(self, lines: int) -> Report:
-        root = None
-        for role in ("decisive", "weak", "wrapper"):
-            root = next((f for f in self.findings if f.role == role), None)
-            if root is not None:
-                break
-        if root is None:
-            return Report(HEALTHY, [], lines)
-        root.root = True
-        rest = [f for f in self.findings if f is not root]
-        return Report(root.kind, [root, *rest], lines)
-
-
-def classify_lines(lines: Iterable[str], secrets: Iterable[str] = ()) -> Report:
-    """Classify a whole log given as lines (numbered from 1)."""
-    classifier = LineClassifier(secrets)
-    collector = _Collector()
-    count = 0
-    for count, line in enumerate(lines, start=1):
-        for finding in classifier.feed(line, count):
-            collector.add(finding)
-    return collector.report(count)
-
-
-def iter_file_lines(path: str | PathLike[str]) -> Iterator[tuple[int, str, bool]]:
-    """Yield (lineno, text, replaced) reading line by line: memory stays bounded for any file size,
-    lines longer than 64 KiB are cut, undecodable bytes become U+FFFD (replaced=True)."""
-    with open(path, "rb") as fh:
-        lineno = 0
-        while True:
-            chunk = fh.readline(MAX_LINE_BYTES)
-            if not chunk:
-                return
-            if not chunk.endswith(b"\n"):
-                rest = chunk
-                while rest and not rest.endswith(b"\n"):  # skip the remainder of an over-long line
-                    rest = fh.readline(MAX_LINE_BYTES)
-            lineno += 1
-            try:
-                yield lineno, chunk.decode("utf-8"), False
-            except UnicodeDecodeError:
-                yield lineno, chunk.decode("utf-8", errors="replace"), True
-
-
-def classify_file(path: str | PathLike[str], secrets: Iterable[str] = ()) -> Report:
-    """Classify a log file; see `iter_file_lines` for how the file is read."""
-    classifier = LineClassifier(secrets)
-    collector = _Collector()
-    count = 0
-    for count, text, replaced in iter_file_lines(path):
-        for finding in classifier.feed(text, count, replaced=replaced):
-            collector.add(finding)
-    return collector.report(count)

@@ -33,8 +33,8 @@ from chainlit_app.engine.hardware import cpu_supports_bf16, has_nvidia_gpu
 from chainlit_app.models import DEMO_NAME, demo_model_dir, hub_cache_dir, hub_reachable, in_hub_cache
 from chainlit_app.settings import Settings
 
-from .classifier import Finding
 from .engine_facts import PROBE_TIMEOUT, EngineFacts, load_engine_facts
+from .findings import Finding
 from .taxonomy import Kind
 
 Status = Literal["pass", "warn", "fail"]

@@ -11,16 +11,18 @@ import re
 import statistics
 from collections import deque
 
-import httpx
-
-from .classifier import Finding, evidence_text
-from .rules import match_rule
+from .answers import judge_answer
+from .exceptions import lookup_exception
+from .findings import Finding, evidence_text
+from .phases import Phase
+from .rule_tables import RULES
+from .rules import Context, most_specific
 from .taxonomy import KINDS, Kind
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-def _finding(kind: Kind, text: str, hint: str = "", rule: str = "") -> Finding:
+def _finding(kind: Kind, text: str, hint: str = "", rule: str = "", basis: str = "rule") -> Finding:
     return Finding(
         kind=kind.value,
         line=0,
@@ -28,6 +30,7 @@ def _finding(kind: Kind, text: str, hint: str = "", rule: str = "") -> Finding:
         hint=hint or KINDS[kind].fix[0],
         source="chat",
         rule=rule or f"chat_{kind.value}",
+        basis=basis,
     )
 
 
@@ -43,45 +46,35 @@ def _describe(exc: BaseException) -> str:
     return " <- ".join(parts)
 
 
-def _from_text(text: str, default: Kind | None, rule: str) -> Finding | None:
-    """Let the log rules read a server error message; fall back to `default`."""
-    matched = match_rule(text)
-    if matched is not None and matched.role != "wrapper":
-        return _finding(matched.kind, text, matched.hint, f"chat_{matched.id}")
-    if default is None:
-        return None
-    return _finding(default, text, rule=rule)
+def _server_message(exc: BaseException) -> str:
+    """The error message the server sent, when the exception carries a response body."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        message = body.get("message") or body.get("error") or body
+        if isinstance(message, dict):
+            message = message.get("message", message)
+        return str(message)
+    return str(exc)
 
 
 def from_exception(exc: BaseException) -> Finding | None:
-    """Map an exception raised while talking to vLLM to a finding; None if it is none of ours."""
-    import openai  # here, not at the top: the app imports this module before it launches vLLM
+    """Map an exception raised while talking to vLLM to a finding; None if it is none of ours.
 
-    timeouts = (openai.APITimeoutError, httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout, TimeoutError)
-    unreachable = (
-        openai.APIConnectionError, httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError,
-        ConnectionError,
-    )
+    The server's own message is read by the log rules first (a 400 says why in words: context length,
+    chat template); then the app's one exception table decides by class, most specific first."""
     text = _describe(exc)
-    if isinstance(exc, timeouts):
-        hint = (
-            "No answer within the client timeout: the server is overloaded or stuck; check /metrics "
-            "(waiting requests, tokens/s)."
-        )
-        return _finding(Kind.SLOW_OR_STALLED, text, hint, "chat_timeout")
-    if isinstance(exc, unreachable):
-        return _finding(Kind.CONNECTION, text, rule="chat_connection")
-    if isinstance(exc, openai.AuthenticationError):
-        return _finding(Kind.AUTH, text, rule="chat_auth")
-    if isinstance(exc, openai.NotFoundError):
-        if "does not exist" in text:
-            return _finding(Kind.MODEL_NOT_FOUND, text, rule="chat_model_not_found")
+    status = getattr(exc, "status_code", None)
+    rule = most_specific(RULES, _server_message(exc), Context(Phase.SERVING))
+    if rule is not None and rule.role != "wrapper" and status is not None:
+        return _finding(rule.kind, text, rule.hint, f"chat_{rule.id}")
+    entry = lookup_exception(exc)
+    if entry is not None and not (entry.kind == Kind.MODEL_NOT_FOUND and "does not exist" not in text):
+        return _finding(entry.kind, text, entry.hint, f"chat_{entry.kind.value}", "exception_type")
+    if entry is not None:
         hint = "The URL path does not exist on the server: CHAT_VLLM_URL must be http://HOST:PORT/v1."
-        return _finding(Kind.MODEL_NOT_FOUND, text, hint, "chat_route_not_found")
-    if isinstance(exc, openai.BadRequestError):
-        return _from_text(text, None, "chat_bad_request")
-    if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
-        return _from_text(text, Kind.CONNECTION, "chat_server_error")
+        return _finding(Kind.MODEL_NOT_FOUND, text, hint, "chat_route_not_found", "exception_type")
+    if isinstance(status, int) and status >= 500:
+        return _finding(Kind.ENGINE_ERROR, text, rule="chat_server_error", basis="phase")
     return None
 
 
@@ -93,22 +86,13 @@ def _escaped_sample(text: str, index: int, width: int = 24) -> str:
 def from_answer(
     text: str, finish_reason: str | None, completion_tokens: int | None, eos_hint: str = ""
 ) -> list[Finding]:
-    """Findings about a finished answer: empty (or whitespace only) and undecodable text."""
+    """Findings about a finished answer: empty, looping, or undecodable text."""
     findings: list[Finding] = []
-    if not text.strip():
-        evidence = (
-            f"empty answer ({len(text)} characters, all whitespace): finish_reason={finish_reason!r}, "
-            f"completion_tokens={completion_tokens}"
-        )
-        if finish_reason == "length" and (completion_tokens or 0) > 0:
-            hint = "Only whitespace fitted into max_tokens: raise max_tokens and check the chat template."
-        elif (completion_tokens or 0) <= 1 and finish_reason in (None, "stop"):
-            hint = "Generation stopped at the first token: the EOS/stop configuration ends answers at once."
-        else:
-            hint = KINDS[Kind.EMPTY_OUTPUT].fix[0]
-        if eos_hint:
-            hint = f"{hint} ({eos_hint})"
-        findings.append(_finding(Kind.EMPTY_OUTPUT, evidence, hint, "chat_empty_answer"))
+    verdict = judge_answer(text, finish_reason, completion_tokens)
+    if verdict is not None and verdict.kind == Kind.EMPTY_OUTPUT:
+        hint = f"{verdict.hint} ({eos_hint})" if eos_hint else verdict.hint
+        findings.append(_finding(verdict.kind, verdict.evidence, hint, "chat_empty_answer"))
+        return findings
     replacement = text.count("\ufffd")
     controls = len(_CONTROL.findall(text))
     if replacement or controls:
@@ -120,9 +104,10 @@ def from_answer(
         findings.append(_finding(Kind.DECODE_ERROR, evidence, rule="chat_garbled_answer"))
     elif _degenerate(text):
         evidence = f"the {len(text)}-character answer is one repeated character: '{_escaped_sample(text, 0)}'"
-        hint = "One symbol repeated (e.g. '!!!!') comes from broken numerics: serve with --dtype float32 on "
-        "a CPU."
+        hint = "One symbol repeated (e.g. '!!!!') comes from broken numerics: serve with --dtype float32 on a CPU."
         findings.append(_finding(Kind.DECODE_ERROR, evidence, hint, "chat_degenerate_answer"))
+    elif verdict is not None:
+        findings.append(_finding(verdict.kind, verdict.evidence, verdict.hint, "chat_looping_answer"))
     return findings
 
 

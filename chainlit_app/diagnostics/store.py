@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .classifier import Finding
+from .findings import Finding
+from .lineformat import line_level, parse_line, strip_ansi
 from .redact import redact
-from .rules import line_level, parse_line, strip_ansi
 from .taxonomy import kind_info
 
 MAX_EVIDENCE = 5

@@ -30,6 +30,8 @@ class Kind(StrEnum):
     CHAT_TEMPLATE = "chat_template"
     VERSION_MISMATCH = "version_mismatch"
     SLOW_OR_STALLED = "slow_or_stalled"
+    DEGENERATE_OUTPUT = "degenerate_output"
+    ENGINE_ERROR = "engine_error"
 
 
 @dataclass(frozen=True)
@@ -259,6 +261,40 @@ _INFOS = (
             "a timeout.",
         ),
         "warning",
+    ),
+    KindInfo(
+        Kind.DEGENERATE_OUTPUT,
+        "The answer loops, repeating itself until the length limit",
+        "The model keeps repeating a phrase or a block of text until max_tokens ends it (finish_reason "
+        "length): small models and base (non-chat) models do this without a repetition penalty, and so does "
+        "any model when the prompt is not in its chat format or the stop tokens are missing.",
+        (
+            "Send a repetition penalty: repetition_penalty 1.05-1.2 (or frequency_penalty 0.3-0.5) in the "
+            "request, or --generation-config with the model's own generation_config.json.",
+            "Use an instruction-tuned (chat) model through /v1/chat/completions with its chat template; a base "
+            "model continues the text instead of answering.",
+            "Check the stop tokens: if the model's end-of-turn token is not in eos_token_id / stop, it writes "
+            "the next turn itself and loops.",
+            "Lower max_tokens so that a loop costs less while you fix the cause.",
+        ),
+        "warning",
+    ),
+    KindInfo(
+        Kind.ENGINE_ERROR,
+        "The engine failed while serving",
+        "An answer failed or the engine died after the server was ready, for a reason no other kind names: "
+        "an exception inside vLLM's scheduler, model runner or API server, or a fatal signal (segmentation "
+        "fault, abort). The evidence line is the exception or signal itself.",
+        (
+            "Read the evidence and the traceback around it in the log: the innermost vLLM frame says which "
+            "part failed.",
+            "Retry the request; if the same request fails every time, it triggers a bug: reduce it to the "
+            "smallest prompt that fails and try the newest vLLM release.",
+            "After a fatal signal (segmentation fault), try --enforce-eager and another attention backend, "
+            "and check that vLLM, torch and the driver belong together.",
+            "Search vLLM's issue tracker for the exception's message; report it with the version and the log.",
+        ),
+        "error",
     ),
 )
 

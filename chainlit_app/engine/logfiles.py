@@ -1,4 +1,7 @@
-"""The server's log file: one per launch, previous launches kept as .1, .2, ... (bounded)."""
+"""The server's log file: one per launch, previous launches kept as .1, .2, ... (bounded).
+
+Start-up progress is read with the phase markers the diagnosis uses (`diagnostics/phases.py`).
+"""
 
 from __future__ import annotations
 
@@ -7,13 +10,8 @@ import os
 import re
 from pathlib import Path
 
-_PROGRESS = re.compile(
-    r"(Starting to load model|Loading weights|Loading safetensors|Model loading took|"
-    r"KV cache size|init engine|Capturing|Compil|warm|Starting vLLM|Available routes|"
-    r"Started server process|Waiting for application startup|Application startup complete|"
-    r"Resolved architecture|Initializing a V1 LLM engine|non-default args|Automatically detected platform)",
-    re.IGNORECASE,
-)
+from chainlit_app.diagnostics.phases import is_progress
+
 _PREFIX = re.compile(
     r"^(\(\w+ pid=\d+\)\s*)?((INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+(\[[^\]]*\]\s*)?|INFO:\s+)"
 )
@@ -56,6 +54,6 @@ def read_tail(path: Path, max_lines: int = 30, max_bytes: int = 64 * 1024) -> li
 def latest_progress(lines: list[str]) -> str | None:
     """The newest start-up progress line, without its log prefix, for the 'starting' notice."""
     for line in reversed(lines):
-        if _PROGRESS.search(line):
+        if is_progress(line):
             return _PREFIX.sub("", line).strip()[:200]
     return None

@@ -4,7 +4,6 @@ the root cause is the earliest real cause, wrappers never win, harmless warnings
 from __future__ import annotations
 
 import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -20,72 +19,23 @@ from chainlit_app.diagnostics import (
     classify_lines,
     redact,
 )
-from chainlit_app.diagnostics.classifier import interesting
-from chainlit_app.diagnostics.rules import literal_needles, match_rule, parse_line
+from chainlit_app.diagnostics.lineformat import parse_line
+from chainlit_app.diagnostics.phases import Phase
+from chainlit_app.diagnostics.prefilter import interesting
+from chainlit_app.diagnostics.rules import Context, literal_needles, most_specific
 
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "logs"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev"
 CORPUS_FILES = sorted(CORPUS.glob("*/*.log"))
-LABELS = {k.value for k in Kind} | {HEALTHY}
+
+
+def match_rule(message: str, phase: Phase = Phase.BOOT) -> Rule | None:
+    """The rule the classifier would pick for an ordinary line in this phase."""
+    return most_specific(RULES, message, Context(phase))
 
 
 def _file_lines(path: Path) -> list[str]:
     """Lines as the classifier numbers them: split at '\\n' only (progress bars contain '\\r')."""
     return path.read_bytes().decode("utf-8", errors="replace").split("\n")
-
-
-# --- the corpus ----------------------------------------------------------------------------------
-
-
-def test_corpus_is_labelled_and_large_enough() -> None:
-    assert len(CORPUS_FILES) >= 40
-    folders = {p.parent.name for p in CORPUS_FILES}
-    assert folders <= LABELS, folders - LABELS
-    assert folders == LABELS, f"kinds without a log: {LABELS - folders}"
-    sources = (CORPUS / "SOURCES.md").read_text()
-    missing = [p.name for p in CORPUS_FILES if f"`{p.name}`" not in sources]
-    assert not missing, f"files without a source in SOURCES.md: {missing}"
-
-
-def test_corpus_accuracy_per_kind() -> None:
-    total: Counter[str] = Counter()
-    right: Counter[str] = Counter()
-    wrong: list[str] = []
-    for path in CORPUS_FILES:
-        expected = path.parent.name
-        got = classify_file(path).kind
-        total[expected] += 1
-        if got == expected:
-            right[expected] += 1
-        else:
-            wrong.append(f"{path.parent.name}/{path.name} -> {got}")
-    print("\nkind              files  correct  accuracy")
-    for kind in sorted(total):
-        print(f"{kind:17} {total[kind]:5}  {right[kind]:7}  {right[kind] / total[kind]:8.0%}")
-    overall = sum(right.values()) / sum(total.values())
-    print(f"{'overall':17} {sum(total.values()):5}  {sum(right.values()):7}  {overall:8.0%}")
-    for line in wrong:
-        print("  MISS", line)
-    assert overall >= 0.9, wrong
-
-
-@pytest.mark.parametrize("path", sorted(CORPUS.glob("healthy/*.log")), ids=lambda p: p.name)
-def test_healthy_logs_raise_no_finding_at_all(path: Path) -> None:
-    report = classify_file(path)
-    assert report.kind == HEALTHY
-    assert report.findings == []
-
-
-@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_root_finding_is_first_and_points_at_its_line(path: Path) -> None:
-    report = classify_file(path)
-    if report.kind == HEALTHY:
-        return
-    root = report.findings[0]
-    assert root.root and report.root is root and root.kind == report.kind
-    assert sum(f.root for f in report.findings) == 1
-    lines = _file_lines(path)
-    # evidence is the (stripped, colour-free) text of the line it names
-    assert root.text[:60].replace("…", "") in lines[root.line - 1]
 
 
 # --- rule table hygiene ------------------------------------------------------------------------
@@ -96,7 +46,8 @@ def test_every_kind_has_title_fix_and_rules() -> None:
     for info in KINDS.values():
         assert info.title and info.explanation and len(info.fix) >= 2
         assert info.severity in ("critical", "error", "warning")
-    assert {r.kind for r in RULES} == set(Kind)
+    # a looping answer is named by the answer judge (answers.py), every other kind by at least one rule
+    assert {r.kind for r in RULES} | {Kind.DEGENERATE_OUTPUT} == set(Kind)
 
 
 def test_fix_texts_avoid_the_corrected_claims() -> None:
@@ -109,11 +60,12 @@ def test_fix_texts_avoid_the_corrected_claims() -> None:
 def test_rule_examples_match_their_rule_and_pass_the_prefilter(rule: Rule) -> None:
     assert rule.needles, "every alternative of a pattern needs a literal for the pre-filter"
     assert rule.examples, "each rule documents at least one real-looking line"
+    phase = min(rule.phases)
     for example in rule.examples:
         message = parse_line(example).message
         assert rule.pattern.search(message), example
         assert interesting(example.lower()), example
-        matched = match_rule(message)
+        matched = match_rule(message, phase)
         assert matched is not None and matched.kind == rule.kind, (example, matched and matched.id)
 
 
@@ -212,7 +164,8 @@ HARMLESS_LINES = [
 def test_harmless_warnings_raise_nothing() -> None:
     assert classify_lines(HARMLESS_LINES).findings == []
     # the warm-up shared-memory wait stays quiet however often it repeats before start-up completes
-    assert classify_lines([HARMLESS_LINES[-1]] * 6).findings == []
+    loading = "(EngineCore pid=4150) INFO 11-30 14:00:05 [cpu_model_runner.py:68] Starting to load model /m..."
+    assert classify_lines([loading, *[HARMLESS_LINES[-1]] * 6]).findings == []
 
 
 def test_a_prompt_quoted_in_a_request_line_is_not_evidence() -> None:
@@ -243,8 +196,8 @@ def test_errors_printed_during_an_intentional_stop_are_ignored() -> None:
         "EngineCore encountered an issue. See stack trace (above) for the root cause.",
     ]
     assert classify_lines(lines).kind == HEALTHY
-    # the same wrapper without a stop: reported (as a crash while serving)
-    assert classify_lines([lines[0], lines[2]]).kind == "connection"
+    # the same wrapper without a stop: reported (as a failure while serving)
+    assert classify_lines([lines[0], lines[2]]).kind == "engine_error"
 
 
 # --- tracebacks --------------------------------------------------------------------------------
@@ -354,6 +307,7 @@ def test_streaming_feed_equals_batch_classification(path: Path) -> None:
     lines = _file_lines(path)
     for number, line in enumerate(lines, start=1):
         streamed.extend(classifier.feed(line, number))
+    streamed.extend(classifier.finish())
     batch = classify_file(path)
     batch_keys = {(f.kind, f.line, f.rule) for f in batch.findings}
     assert batch_keys <= {(f.kind, f.line, f.rule) for f in streamed}
@@ -366,7 +320,8 @@ def test_streaming_feed_equals_batch_classification(path: Path) -> None:
 def test_json_shape_of_findings() -> None:
     report = classify_lines([OOM])
     assert report.to_json() == {"kind": "out_of_memory", "findings": [report.findings[0].to_json()]}
-    assert set(report.findings[0].to_json()) == {"kind", "line", "text", "hint"}
+    assert set(report.findings[0].to_json()) == {"kind", "line", "text", "hint", "basis", "rule", "source"}
+    assert report.findings[0].to_json()["basis"] in ("rule", "exception_type", "raised_in", "phase")
     assert report.findings[0].hint
 
 

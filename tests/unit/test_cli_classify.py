@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "logs"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev"
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -36,14 +36,17 @@ def test_json_one_object_per_file_in_order() -> None:
     for row in rows:
         assert set(row) == {"file", "kind", "findings"}
         for finding in row["findings"]:
-            assert set(finding) == {"kind", "line", "text", "hint"}
+            assert {"kind", "line", "text", "hint", "basis"} <= set(finding)
+            assert finding["basis"] in ("rule", "exception_type", "raised_in", "phase")
             assert isinstance(finding["line"], int) and finding["line"] >= 1
     assert rows[0]["findings"][0]["line"] == 40
     assert rows[0]["findings"][0]["text"] == "OSError: [Errno 98] Address already in use"
     assert rows[1]["findings"] == []
     oom = rows[2]["findings"]
     assert oom[0]["kind"] == "out_of_memory" and oom[0]["line"] == 1
-    assert [f["kind"] for f in oom[1:]] == ["startup_failure"]  # the wrapper, listed after the cause
+    # the wrapper and the excerpt's cut-off traceback, listed after the cause
+    assert oom[1]["kind"] == "startup_failure" and oom[1]["line"] == 2
+    assert {f["kind"] for f in oom[1:]} == {"startup_failure"}
 
 
 def test_text_report_names_root_cause_evidence_and_fix() -> None:

@@ -128,7 +128,7 @@ def _raise(base_url: str, model: str, timeout: float = 10.0) -> BaseException:
         ("too-long", "context_length"),
         ("no-template", "chat_template"),
         ("cpu-kernel", "version_mismatch"),
-        ("engine-dead", "connection"),
+        ("engine-dead", "engine_error"),
     ],
 )
 def test_http_errors_from_the_openai_client(server: str, model: str, kind: str) -> None:

@@ -1,0 +1,178 @@
+"""What an answer says about the server: empty, looping, or fine. Used on response bodies found in logs
+and on the answers the chat receives itself, so both sides judge an answer the same way.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from .taxonomy import Kind
+
+# A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
+_REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
+_HAS_WORD = re.compile(r"[^\W\d_]")
+MAX_SCAN = 8000
+
+
+# Unicode blocks of the scripts an answer may mix: a normal answer uses one or two (a Chinese answer
+# with English names: Han and Latin); garbage from a broken tokenizer or broken numerics mixes many.
+_SCRIPTS: tuple[tuple[str, int, int], ...] = (
+    ("latin", 0x41, 0x24F), ("greek", 0x370, 0x3FF), ("cyrillic", 0x400, 0x52F), ("hebrew", 0x590, 0x5FF),
+    ("arabic", 0x600, 0x6FF), ("devanagari", 0x900, 0x97F), ("thai", 0xE00, 0xE7F), ("hangul", 0x1100, 0x11FF),
+    ("kana", 0x3040, 0x30FF), ("han", 0x4E00, 0x9FFF), ("hangul", 0xAC00, 0xD7AF),
+)
+
+
+def scripts_in(text: str) -> set[str]:
+    """The writing systems whose letters occur in `text`."""
+    found: set[str] = set()
+    for ch in text:
+        code = ord(ch)
+        if code < 0x41 or not ch.isalpha():
+            continue
+        for name, low, high in _SCRIPTS:
+            if low <= code <= high:
+                found.add(name)
+                break
+    return found
+
+
+def is_garbled(text: str) -> bool:
+    """Replacement characters, or letters of many unrelated scripts in one short answer."""
+    if "\ufffd" in text:
+        return True
+    scripts = scripts_in(text[:2000])
+    rare = scripts - {"latin", "han", "greek", "kana"}
+    # Latin and Han together are common (a Chinese answer naming English terms); a third, unrelated
+    # script beside them (Hebrew, Thai, Hangul, Arabic ...) is the mark of tokens drawn at random.
+    return len(scripts) >= 4 or len(rare) >= 2 or (bool(rare) and {"latin", "han"} <= scripts)
+
+
+@dataclass(frozen=True)
+class AnswerVerdict:
+    """A judgement of one answer: the kind, why, and what to do."""
+
+    kind: Kind
+    evidence: str
+    hint: str
+
+
+def is_looping(text: str) -> bool:
+    """True when the text repeats itself: a short unit over and over, the same lines again and again,
+    or a long text that compresses to almost nothing."""
+    sample = text[-MAX_SCAN:]
+    for m in _REPEATED_UNIT.finditer(sample):
+        if len(m.group(0)) >= 30 and _HAS_WORD.search(m.group(1)):
+            return True
+    lines = [line.strip() for line in sample.splitlines() if len(line.strip()) >= 12]
+    if len(lines) >= 6:
+        counts = Counter(lines)
+        repeated = sum(c for c in counts.values() if c >= 3)
+        if repeated >= 0.4 * len(lines):
+            return True
+    raw = sample.encode("utf-8", "replace")
+    return len(raw) >= 400 and len(zlib.compress(raw)) < 0.2 * len(raw)
+
+
+def _usage_tokens(body: dict[str, Any]) -> int | None:
+    usage = body.get("usage")
+    if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+        return int(usage["completion_tokens"])
+    return None
+
+
+def _choice_text(choice: dict[str, Any]) -> tuple[str | None, str, bool]:
+    """(answer text or None, reasoning text, has tool calls) of one choice of any endpoint."""
+    message = choice.get("message")
+    if isinstance(message, dict):
+        reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
+        tools = bool(message.get("tool_calls") or message.get("function_call"))
+        return message.get("content"), str(reasoning), tools
+    if "text" in choice:
+        return choice.get("text"), "", False
+    return None, "", False
+
+
+def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
+    """Judge a completion body (chat or completions, not a stream chunk): empty text that finished at
+    once, or text that loops until the length limit."""
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    if body.get("object") == "chat.completion.chunk" or "delta" in choices[0]:
+        delta = choices[0].get("delta")
+        text = delta.get("content") if isinstance(delta, dict) else None
+        return _garbled(text) if isinstance(text, str) else None
+    tokens = _usage_tokens(body)
+    for choice in choices:
+        text, reasoning, tools = _choice_text(choice)
+        finish = choice.get("finish_reason")
+        verdict = judge_answer(text, finish, tokens, reasoning=reasoning, tool_calls=tools)
+        if verdict is not None:
+            return verdict
+    return None
+
+
+def judge_answer(
+    text: str | None,
+    finish_reason: str | None,
+    completion_tokens: int | None,
+    *,
+    reasoning: str = "",
+    tool_calls: bool = False,
+) -> AnswerVerdict | None:
+    """Judge one answer's text, however it was received."""
+    if tool_calls:
+        return None
+    if text is None or not text.strip():
+        if finish_reason == "length" and (completion_tokens or 0) > 1 and not reasoning:
+            return AnswerVerdict(
+                Kind.EMPTY_OUTPUT,
+                f"empty answer: finish_reason='length', completion_tokens={completion_tokens}",
+                "Only whitespace fitted into max_tokens: raise max_tokens and check the chat template.",
+            )
+        if finish_reason not in (None, "stop", "eos", "length") and (completion_tokens or 0) > 1:
+            return None
+        evidence = (
+            f"empty answer (content {'null' if text is None else repr(text[:20])}): "
+            f"finish_reason={finish_reason!r}, completion_tokens={completion_tokens}"
+        )
+        if reasoning.strip():
+            hint = (
+                "The answer is in reasoning_content and content is empty: the reasoning parser "
+                "(--reasoning-parser) took the whole answer; use a parser that fits the model, or none, or "
+                "read reasoning_content."
+            )
+        elif (completion_tokens or 0) <= 1:
+            hint = "Generation stopped at the first token: the EOS/stop configuration ends answers at once."
+        else:
+            hint = "The model produced no visible text: check eos_token_id, stop tokens and the chat template."
+        return AnswerVerdict(Kind.EMPTY_OUTPUT, evidence, hint)
+    garbled = _garbled(text)
+    if garbled is not None:
+        return garbled
+    if finish_reason in ("length", None) and is_looping(text):
+        return AnswerVerdict(
+            Kind.DEGENERATE_OUTPUT,
+            f"the {len(text)}-character answer repeats itself (finish_reason={finish_reason!r})",
+            "The model loops: send repetition_penalty 1.1 (or frequency_penalty), use the chat model with "
+            "its template, and check the stop tokens.",
+        )
+    return None
+
+
+def _garbled(text: str) -> AnswerVerdict | None:
+    if not is_garbled(text):
+        return None
+    replacement = text.count("\ufffd")
+    what = f"{replacement} U+FFFD" if replacement else f"letters of {len(scripts_in(text))} scripts"
+    return AnswerVerdict(
+        Kind.DECODE_ERROR,
+        f"the answer is garbled ({what} in {len(text)} characters)",
+        "The output is not readable text: the tokenizer does not fit the model, the weights are damaged, or "
+        "the numerics are broken (on a CPU serve with --dtype float32).",
+    )

@@ -1,0 +1,282 @@
+"""Fold log lines into events: a traceback is one event, a JSON body is one event, a line keeps what its
+prefixes said.
+
+The classifier reads lines one at a time (the live tail feeds it as the log grows), so folding is
+incremental: `EventFolder.feed` takes one parsed line and returns the events that line completes.
+A traceback completes at its exception line, a pretty-printed JSON body at its closing brace, so
+nothing waits for the next line. Memory is bounded: a traceback keeps at most `MAX_FRAMES` frames and a
+body at most `MAX_BODY_LINES` lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .lineformat import ParsedLine
+
+MAX_FRAMES = 60
+MAX_BODY_LINES = 200
+
+_TB_START = re.compile(r"Traceback \(most recent call last\)|Stack \(most recent call first\)")
+_TB_MARKER = re.compile(
+    r"\s|$|File [\"~<\[]|-+>\s*\d+|The above exception was the direct cause|During handling of the above|"
+    r"[\^~]+$|\.\.\.|\(\.\.\.\)|\+[-+]|\|"
+)
+_FRAME = re.compile(
+    r"File (?:\"(?P<path>[^\"]+)\", line \d+(?:,? in (?P<func>\S+))?|(?P<path2>\S+):\d+\S*, in (?P<func2>\S+))"
+)
+# The line that ends a traceback: a dotted class name, then ':' and the message (or nothing).
+_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z_]\w*)(?::\s?(?P<msg>.*))?$")
+# An exception line printed without its traceback (excerpts, loggers that print only the message).
+_BARE_EXCEPTION = re.compile(
+    r"^(?P<type>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Fault|Interrupt|Warning|Timeout|Dead))"
+    r"(?::\s?(?P<msg>.*))?$"
+)
+_MENTIONED = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
+_ACCESS = re.compile(r"\"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})")
+_FATAL = re.compile(
+    r"Fatal Python error|SIGSEGV|SIGABRT|SIGBUS|Segmentation fault|core dumped|\bsignal 11\b|exitcode=-(?:11|6)\b|"
+    r"died with (?:exit code -|signal)|terminated by signal|double free or corruption|free\(\): invalid|"
+    r"realloc\(\): invalid|terminate called after throwing",
+    re.IGNORECASE,
+)
+# Innermost frames worth naming: the serving stack's own code, not asyncio or the standard library.
+_OWN_CODE = re.compile(r"(?:^|/)(vllm|transformers|tokenizers|torch|jinja2|safetensors|huggingface_hub|openai|"
+                       r"httpx|requests|urllib3|aiohttp|xformers|flash_attn|triton)/")
+
+
+@dataclass
+class Traceback:
+    """One Python traceback: its exception and where it was raised."""
+
+    first_line: int
+    line: int = 0  # the exception line
+    exception_type: str = ""
+    message: str = ""
+    frames: list[tuple[str, str]] = field(default_factory=list)  # (file path, function)
+    process: str = ""
+    text: str = ""  # the exception line as printed
+    last_code: str = ""  # the source line under the innermost frame
+    mentions: list[str] = field(default_factory=list)  # exception classes named in its lines
+
+    @property
+    def raised_in(self) -> str:
+        """Innermost frame in the serving stack's own code: 'path function code' ('' when none)."""
+        for index in range(len(self.frames) - 1, -1, -1):
+            path, func = self.frames[index]
+            m = _OWN_CODE.search(path)
+            if m:
+                code = self.last_code if index == len(self.frames) - 1 else ""
+                return f"{path[m.start(1):]} {func} {code}".strip()
+        return ""
+
+    @property
+    def stack(self) -> str:
+        """Every frame as 'path function', outermost first: for conditions that hold anywhere on it."""
+        return " ".join(f"{path} {func}" for path, func in self.frames)
+
+    @property
+    def functions(self) -> list[str]:
+        return [func for _path, func in self.frames]
+
+
+@dataclass
+class Body:
+    """A JSON document printed in the log (one line or pretty-printed)."""
+
+    first_line: int
+    line: int
+    data: Any  # None when the text did not parse (cut by an excerpt, quoted, not JSON after all)
+    text: str
+    lines: list[str] = field(default_factory=list)  # the messages it was folded from
+
+
+@dataclass
+class Access:
+    """An HTTP access line (uvicorn)."""
+
+    line: int
+    method: str
+    path: str
+    status: int
+
+
+@dataclass
+class FatalSignal:
+    """A process died of a signal or a fatal runtime error."""
+
+    line: int
+    text: str
+
+
+Event = Traceback | Body | Access | FatalSignal
+
+
+def parse_json(text: str) -> Any:
+    """A JSON value from a printed body; shells and notebooks leave a '%' or prompt after it."""
+    text = text.strip().rstrip("%").strip()
+    if text.startswith("data:"):
+        text = text[5:].strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def close_json(text: str) -> str:
+    """Close the brackets and strings of a JSON text cut off at its end (a pasted body often is)."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+    text = text + '"' if in_string else text
+    text = text.rstrip().rstrip(",")
+    if text.endswith(":"):
+        text += " null"
+    return text + "".join(reversed(stack))
+
+
+class EventFolder:
+    """Incremental folding of one log's lines into events."""
+
+    def __init__(self) -> None:
+        self._tracebacks: dict[str, Traceback] = {}  # open tracebacks by process: logs interleave them
+        self._after_frame: set[str] = set()  # processes whose last line was a frame: the next is its code
+        self._body: list[str] = []
+        self._body_start = 0
+        self._depth = 0
+
+    @property
+    def in_traceback(self) -> bool:
+        return bool(self._tracebacks)
+
+    @property
+    def in_body(self) -> bool:
+        return bool(self._body)
+
+    def frame_state(self, parsed: ParsedLine, lineno: int) -> bool | None:
+        """Track tracebacks line by line. None: the line carries nothing (a 'Traceback' header);
+        True: a frame or code line; False: an ordinary line (the exception line included)."""
+        msg = parsed.message
+        stripped = msg.lstrip()
+        key = parsed.process
+        if _TB_START.match(stripped):
+            if len(self._tracebacks) > 16:  # processes that never finished theirs: keep the map bounded
+                self._tracebacks.clear()
+            self._tracebacks[key] = Traceback(first_line=lineno, process=key)
+            return None
+        frame = _FRAME.match(stripped)
+        if not frame and key in self._after_frame:
+            self._after_frame.discard(key)  # the source line under a frame, however it is indented
+            tb = self._tracebacks.get(key)
+            if tb is not None and stripped and not _EXCEPTION.match(stripped):
+                tb.last_code = stripped[:200]
+                return True
+        if frame:
+            self._after_frame.add(key)
+            tb = self._tracebacks.setdefault(key, Traceback(first_line=lineno, process=key))
+            if len(tb.frames) < MAX_FRAMES:
+                path = frame.group("path") or frame.group("path2") or ""
+                func = frame.group("func") or frame.group("func2") or ""
+                tb.frames.append((path.replace("\\", "/"), func))
+            return True
+        tb = self._tracebacks.get(key)
+        if tb is not None and _TB_MARKER.match(msg):
+            if stripped and not stripped.startswith(("File", "^", "~", "|", "+", "└", "│")):
+                tb.last_code = stripped[:200]
+            for name in _MENTIONED.findall(msg):
+                if len(tb.mentions) < 8 and name not in tb.mentions:
+                    tb.mentions.append(name)
+            return True
+        return False
+
+    @staticmethod
+    def bare_exception(parsed: ParsedLine, lineno: int) -> Traceback | None:
+        """An exception line seen outside any traceback: an event of its own, without frames."""
+        m = _BARE_EXCEPTION.match(parsed.message.strip())
+        if m is None:
+            return None
+        return Traceback(first_line=lineno, line=lineno, exception_type=m.group("type"),
+                         message=(m.group("msg") or "").strip(), process=parsed.process,
+                         text=parsed.message.strip())
+
+    def open_tracebacks(self) -> list[Traceback]:
+        """Tracebacks still open (their exception line never came: the excerpt or the log ends)."""
+        found, self._tracebacks = list(self._tracebacks.values()), {}
+        return found
+
+    def open_body(self) -> Body | None:
+        """A body still open at the end: closed as well as it can be, then parsed."""
+        if not self._body:
+            return None
+        lines, start = self._body, self._body_start
+        self._body, self._depth = [], 0
+        text = "\n".join(lines)
+        data = parse_json(close_json(text))
+        return Body(start, start + len(lines) - 1, data if isinstance(data, dict) else None, text, lines)
+
+    def end_traceback(self, parsed: ParsedLine, lineno: int) -> Traceback | None:
+        """Called for an ordinary line: when a traceback is open, this line is its exception line."""
+        tb = self._tracebacks.pop(parsed.process, None)
+        if tb is None:
+            return None
+        m = _EXCEPTION.match(parsed.message.strip())
+        if m is None:
+            return None  # a traceback cut off by the excerpt or interleaved output: no exception to read
+        tb.line = lineno
+        tb.exception_type = m.group("type")
+        tb.message = (m.group("msg") or "").strip()
+        tb.text = parsed.message.strip()
+        return tb
+
+    def body(self, message: str, lineno: int) -> Body | None:
+        """Fold JSON bodies: a one-line document at once, a pretty-printed one at its closing brace."""
+        stripped = message.strip()
+        if not self._body:
+            start = stripped.find("{")
+            if start < 0 or start > 8:  # "data: {", "{", ">>> {"
+                return None
+            candidate = stripped[start:]
+            if candidate.rstrip("%").rstrip().endswith("}"):
+                data = parse_json(candidate)
+                return Body(lineno, lineno, data, stripped, [message]) if isinstance(data, dict) else None
+            if candidate.count("{") <= candidate.count("}"):
+                return None
+            self._body, self._body_start = [message], lineno
+            self._depth = candidate.count("{") - candidate.count("}")
+            return None
+        self._body.append(message)
+        self._depth += message.count("{") - message.count("}")
+        if self._depth > 0 and len(self._body) < MAX_BODY_LINES:
+            return None
+        lines, start = self._body, self._body_start
+        self._body, self._depth = [], 0
+        text = "\n".join(lines)
+        data = parse_json(text)
+        return Body(start, lineno, data if isinstance(data, dict) else None, text, lines)
+
+    @staticmethod
+    def access(message: str, lineno: int) -> Access | None:
+        m = _ACCESS.search(message)
+        if m is None:
+            return None
+        return Access(lineno, m.group("method"), m.group("path"), int(m.group("status")))
+
+    @staticmethod
+    def fatal(message: str, lineno: int) -> FatalSignal | None:
+        return FatalSignal(lineno, message.strip()) if _FATAL.search(message) else None

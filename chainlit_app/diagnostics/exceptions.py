@@ -1,0 +1,153 @@
+"""One exception table for the whole app: exception type -> failure kind, most specific class first.
+
+Used for exceptions read from a log (only the printed class name is known) and for exceptions the chat
+catches itself (the whole class hierarchy is known). In the spirit of httpx's exception mapping, the
+table is ordered from the most specific class to the most general one and the first entry that names
+the exception or one of its base classes wins, so `openai.APITimeoutError` (a subclass of
+`APIConnectionError`) is a timeout, not a refused connection.
+
+A second table says what the module an exception was raised in means when its type says nothing
+(a `ValueError` raised inside the tokenizer while serving is a decode error).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .phases import Phase
+from .taxonomy import Kind
+
+_ANY_PHASE = frozenset(Phase)
+_STARTING = frozenset({Phase.BOOT, Phase.LOADING})
+_SERVING = frozenset({Phase.SERVING, Phase.STOPPING})
+
+
+@dataclass(frozen=True)
+class ExceptionEntry:
+    """Exception class names (the last dotted part) that mean `kind`; `message` narrows it further."""
+
+    names: frozenset[str]
+    kind: Kind
+    hint: str
+    message: re.Pattern[str] | None = None
+    wrapper: bool = False  # says only that something else failed first (points back)
+
+
+def _e(names: str, kind: Kind, hint: str, message: str = "", *, wrapper: bool = False) -> ExceptionEntry:
+    pattern = re.compile(message, re.IGNORECASE) if message else None
+    return ExceptionEntry(frozenset(names.split()), kind, hint, pattern, wrapper)
+
+
+K = Kind
+EXCEPTIONS: tuple[ExceptionEntry, ...] = (
+    # memory
+    _e("OutOfMemoryError CudaOutOfMemoryError", K.OUT_OF_MEMORY,
+       "The GPU ran out of memory: lower --gpu-memory-utilization's other users, --max-model-len or "
+       "--max-num-seqs, or use a smaller model."),
+    _e("MemoryError", K.OUT_OF_MEMORY, "The process ran out of RAM: free memory or lower the KV cache size."),
+    # sockets: the errno says which
+    _e("OSError", K.PORT_IN_USE, "The port is taken: stop the other server or choose another --port.",
+       r"\[Errno (?:98|48|10048)\]|address already in use"),
+    # clients of the server: openai, httpx, requests, aiohttp (timeouts before connections: subclasses)
+    _e("APITimeoutError ReadTimeout WriteTimeout PoolTimeout ReadTimeoutError TimeoutException "
+       "ServerTimeoutError TimeoutError", K.SLOW_OR_STALLED,
+       "No answer within the client timeout: the server is overloaded or stuck; check /metrics."),
+    _e("APIConnectionError ConnectError ConnectTimeout ConnectionRefusedError ClientConnectorError "
+       "ServerDisconnectedError RemoteProtocolError NewConnectionError MaxRetryError ConnectionError "
+       "ProtocolError ChunkedEncodingError IncompleteRead", K.CONNECTION,
+       "The client could not reach the server or lost the connection: check that it runs and the URL."),
+    _e("AuthenticationError PermissionDeniedError", K.AUTH,
+       "The server refused the API key: the client's key must equal vLLM's --api-key."),
+    _e("NotFoundError", K.MODEL_NOT_FOUND,
+       "The server does not serve that model or route: use a name from /v1/models and a URL ending in /v1."),
+    _e("InternalServerError", K.ENGINE_ERROR, "The server failed while answering: read its log at that time."),
+    # model source and files
+    _e("HFValidationError RepositoryNotFoundError GatedRepoError RevisionNotFoundError EntryNotFoundError "
+       "LocalEntryNotFoundError OfflineModeIsEnabled", K.STARTUP_FAILURE,
+       "The model could not be found or downloaded: check CHAT_MODEL (a local folder or a hub id) and access."),
+    _e("SafetensorError HeaderTooLarge UnpicklingError", K.STARTUP_FAILURE,
+       "The weight files are damaged or incomplete: download the model again."),
+    # text
+    _e("UnicodeDecodeError UnicodeEncodeError UnicodeError", K.DECODE_ERROR,
+       "Bytes could not be decoded as text: check the tokenizer files and the client's encoding."),
+    _e("TemplateError TemplateSyntaxError UndefinedError TemplateNotFound TemplateRuntimeError "
+       "SecurityError", K.CHAT_TEMPLATE,
+       "The chat template failed to render: fix it or pass a working one with --chat-template."),
+    # builds that do not fit together
+    _e("ImportError ModuleNotFoundError", K.VERSION_MISMATCH,
+       "A module is missing or was built for another version: reinstall vLLM with matching torch and CUDA."),
+    # wrappers: the cause was printed before
+    _e("EngineDeadError AsyncEngineDeadError EngineGenerateError", K.ENGINE_ERROR,
+       "The engine died; the cause is in the lines before this one.", wrapper=True),
+)
+
+
+@dataclass(frozen=True)
+class RaisedInEntry:
+    """A path fragment of the innermost vLLM/transformers frame, what it means, and in which phases."""
+
+    fragments: tuple[str, ...]
+    kind: Kind
+    hint: str
+    phases: frozenset[Phase] = _ANY_PHASE
+    anywhere: bool = False  # anywhere on the stack, not only in the innermost frame
+
+
+RAISED_IN: tuple[RaisedInEntry, ...] = (
+    # First: the tokenizer's own code renders templates, so a failure under apply_chat_template is the
+    # template's, wherever it was raised.
+    RaisedInEntry(("chat_utils", "chat_template"), K.CHAT_TEMPLATE,
+                  "Raised while applying the chat template: fix it or pass --chat-template.", anywhere=True),
+    RaisedInEntry(("detokeniz", "tokenizer", "tokenization_"), K.DECODE_ERROR,
+                  "Raised while turning tokens into text: the tokenizer does not fit the model or is damaged.",
+                  _SERVING),
+    RaisedInEntry(("tokenizer", "tokenization_"), K.STARTUP_FAILURE,
+                  "The tokenizer could not be loaded: check the tokenizer files in the model folder.", _STARTING),
+    RaisedInEntry(("model_loader", "weight_utils", "model_executor/models/", "modeling_", "configuration_",
+                   "config.py", "configs/", "arg_utils", "transformers_utils"), K.STARTUP_FAILURE,
+                  "Raised while reading the model's configuration or weights: check the model folder, the "
+                  "architecture and the arguments.", _STARTING),
+    RaisedInEntry(("attention/backends", "attention/ops", "v1/attention", "flash_attn", "xformers", "triton",
+                   "_custom_ops", "platforms/"), K.VERSION_MISMATCH,
+                  "Raised in a kernel or attention backend: the build does not support this model or hardware."),
+)
+
+
+def exception_name(printed: str) -> str:
+    """The class name of a printed exception type ('torch.OutOfMemoryError' -> 'OutOfMemoryError')."""
+    return printed.rsplit(".", 1)[-1]
+
+
+def lookup(names: list[str] | tuple[str, ...], message: str = "") -> ExceptionEntry | None:
+    """The first entry naming one of `names` (the exception's class, then its bases) whose message
+    condition holds. The table order decides, so callers pass the class first."""
+    wanted = {exception_name(n) for n in names}
+    for entry in EXCEPTIONS:
+        if entry.names & wanted and (entry.message is None or entry.message.search(message)):
+            return entry
+    return None
+
+
+def lookup_exception(exc: BaseException) -> ExceptionEntry | None:
+    """Entry for a live exception: its class hierarchy, then the exceptions it was raised from."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        names = [cls.__name__ for cls in type(current).__mro__]
+        entry = lookup(names, str(current))
+        if entry is not None:
+            return entry
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def raised_in(innermost: str, stack: str, phase: Phase) -> RaisedInEntry | None:
+    """What the code an exception was raised in says, in this phase: the innermost frame of the serving
+    stack's own code, or for some entries any frame of the stack."""
+    for entry in RAISED_IN:
+        where = stack if entry.anywhere else innermost
+        if where and phase in entry.phases and any(f in where for f in entry.fragments):
+            return entry
+    return None

@@ -1,0 +1,42 @@
+"""Lines that look alarming but are normal for vLLM: they never produce findings.
+
+The counterpart of the rules: a harmless line is checked before any rule decides, so a WARNING about
+memory tuning or a missing tcmalloc is never taken for a failure.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .lineformat import ParsedLine
+
+HARMLESS: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        r"Found ulimit of \d+ and failed to automatically increase|Too many open files`?\.?\s*Consider", re.I
+    ),
+    re.compile(r"lib(?:tcmalloc|iomp)\S* is not found", re.I),
+    re.compile(r"Attempted to load weight .* with dtype", re.I),
+    re.compile(r"\b(?:Deprecation|PendingDeprecation|Future)Warning\b|\bis deprecated\b", re.I),
+    re.compile(r"Casting torch\.\w+ to torch\.\w+|Downcasting torch\.float32", re.I),
+    re.compile(r"Token indices sequence length is longer than the specified maximum", re.I),
+    re.compile(r"leaked (?:semaphore|shared_memory) objects", re.I),
+    re.compile(r"Compiling model again due to a load failure", re.I),
+    re.compile(r"Waiting for connections to close", re.I),
+)
+# A WARNING that mentions memory is a tuning note ("Possibly too large swap space", "pin_memory=False as
+# WSL is detected", "KV cache memory ...") unless it names an actual memory failure.
+_MEMORY_WORD = re.compile(r"memory", re.I)
+_MEMORY_FAILURE = re.compile(
+    r"out of memory|OutOfMemory|Cannot allocate memory|No available memory|not enough memory|oom", re.I
+)
+
+# During warm-up compilation vLLM prints this every 60 s; only after start-up does it mean a stall.
+SHM_WAIT = re.compile(r"No available shared memory broadcast block found", re.I)
+
+
+def is_harmless(parsed: ParsedLine) -> bool:
+    """True for known-normal warnings that must never become findings."""
+    msg = parsed.message
+    if any(p.search(msg) for p in HARMLESS):
+        return True
+    return parsed.level == "WARNING" and bool(_MEMORY_WORD.search(msg)) and not _MEMORY_FAILURE.search(msg)

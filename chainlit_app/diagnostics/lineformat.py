@@ -1,0 +1,110 @@
+"""Log line formats: split a line into its prefixes (time, level, process, logger) and its message.
+
+vLLM logs mix many formats (V1 process prefixes, V0 `INFO 01-21 ... file.py:70]`, uvicorn access
+lines, docker/CI prefixes, loguru, glog). Removing the prefixes lets one set of message patterns
+serve all of them; what the prefixes said is kept on the parsed line.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\^\[\[[0-9;]*m|\r")
+_LEVEL_NAMES = {
+    "WARN": "WARNING",
+    "CRITICAL": "ERROR",
+    "FATAL": "ERROR",
+    "I": "INFO",
+    "W": "WARNING",
+    "E": "ERROR",
+    "F": "ERROR",
+    "D": "DEBUG",
+}
+_PREFIXES: tuple[re.Pattern[str], ...] = (
+    # ISO timestamps: "[2024-09-05T00:38:34Z] ", "2024-04-27 10:13:05 "
+    re.compile(r"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s?"),
+    # loguru / fastchat: "| ERROR    | app.llm:ask_tool:426 - ", "| ERROR | stderr | "
+    re.compile(r"\|\s*(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s*\|\s*(?:[\w.:<>-]+ - |stderr \| )?"),
+    # journald: "Sep 05 11:48:04 host bash[20397]: "
+    re.compile(r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [\w.@/-]+\[\d+\]: "),
+    # box-drawing borders of terminal UIs (k9s, rich): "│ "
+    re.compile(r"[│┃║]\s?"),
+    # docker compose: "vllm-1  | "
+    re.compile(r"[\w.-]+\s+\|\s"),
+    # process tags: "(APIServer pid=1) ", "(EngineCore_DP0 pid=123) ", "(VllmWorker rank=0 pid=9) "
+    re.compile(r"\((?P<proc>[^()\n]{1,60}?\bpid=\d+(?:, ip=[\d.]+)?)\)\s?"),
+    re.compile(r"\[rank\d+\]:\s?"),
+    # vLLM: "INFO 11-30 14:00:01 [core.py:700] ", V0 "ERROR 10-26 11:35:32 registry.py:267] "
+    re.compile(
+        r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(?P<time>\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d+)?)\s+"
+        r"(?:\[(?P<logger>[^\]\s]+)\]?\]|(?P<logger0>[\w./-]+:\d+)\])\s?"
+    ),
+    # glog / torch C++: "W1130 15:01:47.512000 5649 torch/x.py:53] ", "[W1130 15:02:02.38 utils.cpp:68] "
+    re.compile(r"\[?(?P<lvl>[IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w./-]+:\d+\]\s?"),
+    # uvicorn / python logging: "INFO:     ", "ERROR:    "
+    re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+"),
+    # pytest failure lines: "E           Exception: ..."
+    re.compile(r"E {2,}"),
+)
+_PY_WARNING = re.compile(r"\b\w*Warning: ")
+# Levels inside other logging formats: "2025-02-28 17:34:37,164 xinference.core.worker 1 ERROR    msg",
+# "Evaluation - ERROR - msg", "kserve ERROR [__main__.py:<module>():254] msg".
+_INNER_LEVEL = re.compile(r"^[\w.:<>()\[\] -]{0,80}?(?:^|[\s\-|\[])"
+                          r"(?P<lvl>ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)"
+                          r"(?:\]|\s+-\s|\s*\||\s{2,}|\s+(?=\[))")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedLine:
+    """A log line without its prefixes; `message` keeps its own indentation (tracebacks need it)."""
+
+    level: str
+    message: str
+    process: str = ""  # "EngineCore_DP0 pid=123", "APIServer pid=1"
+    logger: str = ""  # "core.py:700"
+    time: str = ""  # "11-30 14:00:01"
+
+
+def strip_ansi(text: str) -> str:
+    """Remove colour codes (real ESC sequences and their pasted '^[[' form) and carriage returns, and
+    undo HTML escaping (&quot; ...) that logs copied from web pages carry."""
+    text = _ANSI.sub("", text)
+    if "&" in text and ";" in text:
+        text = html.unescape(text)
+    return text
+
+
+def parse_line(text: str) -> ParsedLine:
+    """Split off timestamps, process tags and level prefixes of the formats vLLM logs come in."""
+    level = process = logger = when = ""
+    message = text
+    for _ in range(6):
+        for prefix in _PREFIXES:
+            m = prefix.match(message)
+            if m and m.end() > 0:
+                groups = m.groupdict()
+                lvl = groups.get("lvl")
+                if lvl and not level:
+                    level = _LEVEL_NAMES.get(lvl, lvl)
+                process = process or groups.get("proc") or ""
+                logger = logger or groups.get("logger") or groups.get("logger0") or ""
+                when = when or groups.get("time") or ""
+                message = message[m.end() :]
+                break
+        else:
+            break
+    if not level:
+        inner = _INNER_LEVEL.match(message)
+        if inner:
+            level = _LEVEL_NAMES.get(inner.group("lvl"), inner.group("lvl"))
+            message = message[inner.end():].lstrip(" -|")
+    if not level and _PY_WARNING.search(message):
+        level = "WARNING"
+    return ParsedLine(level, message, process, logger, when)
+
+
+def line_level(text: str) -> str:
+    """INFO / WARNING / ERROR / DEBUG or '' for one raw log line."""
+    return parse_line(strip_ansi(text)).level

@@ -1,0 +1,107 @@
+"""The phases of a vLLM server's life, and the log phrases that mark them: one table for all readers.
+
+The classifier uses the phases to decide what an unrecognised failure means (before ready: the server
+could not start; after: it failed while serving) and which rules apply; the engine's start-up notice
+uses the same markers (`progress=True`) to show how far start-up has come. A phrase moves the phase
+forward only, except the markers of a new start (`restart=True`), which begin a new life.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class Phase(IntEnum):
+    """Ordered: a log moves forward through them (BOOT again only on a restart)."""
+
+    BOOT = 0
+    LOADING = 1
+    SERVING = 2
+    STOPPING = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A phrase that shows the server has reached `phase`."""
+
+    phase: Phase
+    pattern: re.Pattern[str]
+    progress: bool = False  # worth showing as start-up progress
+    restart: bool = False  # a new server life begins here
+
+
+def _m(phase: Phase, regex: str, *, progress: bool = False, restart: bool = False) -> Marker:
+    return Marker(phase, re.compile(regex, re.IGNORECASE), progress, restart)
+
+
+MARKERS: tuple[Marker, ...] = (
+    _m(Phase.BOOT, r"vLLM API server version|non-default args:", progress=True, restart=True),
+    _m(Phase.BOOT, r"Automatically detected platform|Initializing a V1 LLM engine|Resolved architecture",
+       progress=True),
+    _m(Phase.LOADING, r"Starting to load model|Loading weights|Loading safetensors|Model loading took|"
+       r"KV cache size|init engine|Capturing CUDA graph|Graph capturing|torch\.compile takes|Compiling a graph|"
+       r"Compiling model|Dynamo bytecode transform|warming up|warmup model|Memory profiling takes", progress=True),
+    _m(Phase.SERVING, r"Starting vLLM (?:API )?server|Available routes|Started server process|"
+       r"Waiting for application startup", progress=True),
+    _m(Phase.SERVING, r"Application startup complete|Uvicorn running on", progress=True),
+    _m(Phase.SERVING, r"Avg prompt throughput|Processed prompts|Added request|Received request|"
+       r"\"(?:GET|POST) /v1/\S* HTTP/[\d.]+\" 200"),
+    # An intentional stop only: "shutting down executor" after a worker died is a failure, not a stop.
+    _m(Phase.STOPPING, r"\[shutdown\]|^Shutting down\s*$|shutdown triggered|received signal[= ]SIG(?:INT|TERM)|"
+       r"Waiting for application shutdown|^KeyboardInterrupt\s*$"),
+)
+PROGRESS_MARKERS: tuple[Marker, ...] = tuple(m for m in MARKERS if m.progress)
+_ANY = re.compile("|".join(f"(?:{m.pattern.pattern})" for m in MARKERS), re.IGNORECASE)
+
+
+# Lines that name phase words without marking a phase ("... doing some time-consuming work (e.g.
+# compilation ...)" is printed in any phase).
+_NOT_A_MARKER = re.compile(r"No available shared memory broadcast block", re.IGNORECASE)
+
+
+def marker_for(message: str) -> Marker | None:
+    """The marker a log message carries, if any: a restart first, else the latest phase it shows (one
+    combined search first: most lines carry none)."""
+    if not _ANY.search(message) or _NOT_A_MARKER.search(message):
+        return None
+    found = [m for m in MARKERS if m.pattern.search(message)]
+    restart = next((m for m in found if m.restart), None)
+    return restart or max(found, key=lambda m: m.phase, default=None)
+
+
+def is_progress(message: str) -> bool:
+    """True for start-up progress lines (the notice shown while the server starts)."""
+    return any(m.pattern.search(message) for m in PROGRESS_MARKERS)
+
+
+class PhaseTracker:
+    """Follows one log's phase line by line."""
+
+    def __init__(self) -> None:
+        self.phase = Phase.BOOT
+        self.seen_marker = False
+        self.saw_start = False  # a boot or loading marker: the log shows the start itself
+
+    def observe(self, message: str) -> Marker | None:
+        marker = marker_for(message)
+        if marker is None:
+            return None
+        self.seen_marker = True
+        self.saw_start = self.saw_start or marker.phase < Phase.SERVING
+        if marker.restart:
+            self.phase = Phase.BOOT
+        elif marker.phase > self.phase:
+            self.phase = marker.phase
+        return marker
+
+    def enter(self, phase: Phase) -> None:
+        """Evidence other than a marker (a served request, an access line) that the phase was reached."""
+        if phase > self.phase:
+            self.phase = phase
+        self.seen_marker = True

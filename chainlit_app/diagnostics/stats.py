@@ -1,0 +1,104 @@
+"""vLLM's periodic stats lines ('Avg prompt throughput ... Running: N reqs, Waiting: M reqs') and the
+shared-memory wait message: queues that do not move and engines that stopped making progress.
+
+Single stats lines say nothing; patterns over several do. `StallWatch` counts how long each pattern
+has lasted and reports an episode once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_STAT_RUNNING = re.compile(r"Running: (\d+) reqs")
+_STAT_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs")
+_STAT_PROMPT = re.compile(r"Avg prompt throughput: ([\d.]+)")
+_STAT_GEN = re.compile(r"Avg generation throughput: ([\d.]+)")
+_STAT_KV = re.compile(r"(?:GPU|CPU)? ?KV cache usage: ([\d.]+)%")
+
+
+@dataclass(frozen=True)
+class StallSignal:
+    """A stall pattern that lasted long enough: which rule it is, the hint and how much it says."""
+
+    rule: str
+    hint: str
+    role: str
+
+
+class StallWatch:
+    """Counts stall patterns across consecutive stats lines."""
+
+    def __init__(self) -> None:
+        self._waiting_idle = 0
+        self._no_tokens = 0
+        self._queue_stuck = 0
+        self._stall_reported = False
+        self._shm_waits = 0
+        self._kv_full = 0
+
+    def reset(self) -> None:
+        """A new server life begins."""
+        self._shm_waits = 0
+
+    def stats(self, msg: str, stopping: bool) -> list[StallSignal] | None:
+        """None when `msg` is no stats line; else what it shows (possibly nothing)."""
+        gen = _STAT_GEN.search(msg)
+        if gen is None:
+            return None
+        gen_tps = float(gen.group(1))
+        prompt_tps = float(m.group(1)) if (m := _STAT_PROMPT.search(msg)) else 0.0
+        running = int(m.group(1)) if (m := _STAT_RUNNING.search(msg)) else 0
+        waiting = int(m.group(1)) if (m := _STAT_WAITING.search(msg)) else 0
+        if gen_tps > 0:
+            self._shm_waits = 0
+        found = self._kv_cache_full(msg, waiting)
+        reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
+        if reason and not self._stall_reported and not stopping:
+            self._stall_reported = True
+            hint = (
+                f"Requests are not being served ({reason}): check KV cache usage and load in /metrics; "
+                "restart the server if tokens/s stays at 0."
+            )
+            found.append(StallSignal("stats_stalled", hint, "decisive"))
+        return found
+
+    def _stall_reason(self, running: int, waiting: int, gen_tps: float, prompt_tps: float) -> str:
+        busy = running + waiting > 0
+        self._waiting_idle = self._waiting_idle + 1 if running == 0 and waiting > 0 else 0
+        self._no_tokens = self._no_tokens + 1 if busy and gen_tps == 0 and prompt_tps == 0 else 0
+        self._queue_stuck = self._queue_stuck + 1 if waiting > 0 and prompt_tps == 0 else 0
+        if not (self._waiting_idle or self._no_tokens or self._queue_stuck):
+            self._stall_reported = False  # the episode is over; a new one may be reported
+        if self._waiting_idle >= 2:
+            return f"{waiting} requests wait while none runs"
+        if self._no_tokens >= 3:
+            return f"{running} running and {waiting} waiting requests at 0 tokens/s for 3 reports in a row"
+        if self._queue_stuck >= 3:
+            return f"{waiting} requests keep waiting and no new prompt is admitted"
+        return ""
+
+    def shm_wait(self, serving: bool) -> StallSignal | None:
+        """'No available shared memory broadcast block': normal during warm-up compilation, a stall when
+        it repeats while the server is serving."""
+        if not serving:
+            return None
+        self._shm_waits += 1
+        if self._shm_waits != 2:
+            return None
+        hint = "Workers made no progress for minutes while serving: the engine hangs or is overloaded."
+        return StallSignal("shm_broadcast_stall", hint, "weak")
+
+    def _kv_cache_full(self, msg: str, waiting: int) -> list[StallSignal]:
+        """A KV cache at >= 98 % for two reports (or 99 % with a queue) forces queueing and preemption."""
+        m = _STAT_KV.search(msg)
+        usage = float(m.group(1)) if m else 0.0
+        self._kv_full = self._kv_full + 1 if usage >= 98.0 else 0
+        if self._kv_full == 2 or (self._kv_full == 1 and usage >= 99.0 and waiting > 0):
+            self._kv_full = 3  # report once per episode
+            hint = (
+                f"The KV cache is full ({usage:g} %): requests queue or get preempted; lower --max-num-seqs "
+                "or max_tokens, or give the cache more memory."
+            )
+            return [StallSignal("kv_cache_full", hint, "weak")]
+        return []

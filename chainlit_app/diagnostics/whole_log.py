@@ -1,0 +1,92 @@
+"""A whole log: feed every line, settle what is still open at its end, and choose the root cause.
+
+The root cause is the earliest finding of the strongest role present: decisive, then fallback, weak,
+wrapper. Later findings are listed after it as consequences. Memory stays bounded for any file size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from os import PathLike
+
+from .classifier import LineClassifier
+from .findings import ROLE_RANK, Finding, Report
+from .taxonomy import HEALTHY
+
+MAX_LINE_BYTES = 64 * 1024
+
+
+class Collector:
+    """Keeps a bounded list of findings (a few per rule) and chooses the root cause."""
+
+    def __init__(self, per_rule: int = 5, limit: int = 200) -> None:
+        self.findings: list[Finding] = []
+        self._per_rule: dict[str, int] = {}
+        self._limit = limit
+        self._max_per_rule = per_rule
+        self._has_decisive = False
+
+    def add(self, finding: Finding) -> None:
+        count = self._per_rule.get(finding.rule, 0)
+        if count >= self._max_per_rule:
+            return
+        if self._has_decisive and len(self.findings) >= self._limit:
+            return
+        self._per_rule[finding.rule] = count + 1
+        self._has_decisive = self._has_decisive or finding.role == "decisive"
+        self.findings.append(finding)
+
+    def report(self, lines: int) -> Report:
+        """The root cause: the earliest finding of the strongest role present."""
+        if not self.findings:
+            return Report(HEALTHY, [], lines)
+        root = min(self.findings, key=lambda f: ROLE_RANK.get(f.role, 9))
+        root.root = True
+        rest = [f for f in self.findings if f is not root]
+        return Report(root.kind, [root, *rest], lines)
+
+
+def classify_lines(lines: Iterable[str], secrets: Iterable[str] = ()) -> Report:
+    """Classify a whole log given as lines (numbered from 1)."""
+    classifier = LineClassifier(secrets)
+    collector = Collector()
+    count = 0
+    for count, line in enumerate(lines, start=1):
+        for finding in classifier.feed(line, count):
+            collector.add(finding)
+    for finding in classifier.finish():
+        collector.add(finding)
+    return collector.report(count)
+
+
+def iter_file_lines(path: str | PathLike[str]) -> Iterator[tuple[int, str, bool]]:
+    """Yield (lineno, text, replaced) reading line by line: memory stays bounded for any file size,
+    lines longer than 64 KiB are cut, undecodable bytes become U+FFFD (replaced=True)."""
+    with open(path, "rb") as fh:
+        lineno = 0
+        while True:
+            chunk = fh.readline(MAX_LINE_BYTES)
+            if not chunk:
+                return
+            if not chunk.endswith(b"\n"):
+                rest = chunk
+                while rest and not rest.endswith(b"\n"):  # skip the remainder of an over-long line
+                    rest = fh.readline(MAX_LINE_BYTES)
+            lineno += 1
+            try:
+                yield lineno, chunk.decode("utf-8"), False
+            except UnicodeDecodeError:
+                yield lineno, chunk.decode("utf-8", errors="replace"), True
+
+
+def classify_file(path: str | PathLike[str], secrets: Iterable[str] = ()) -> Report:
+    """Classify a log file; see `iter_file_lines` for how the file is read."""
+    classifier = LineClassifier(secrets)
+    collector = Collector()
+    count = 0
+    for count, text, replaced in iter_file_lines(path):
+        for finding in classifier.feed(text, count, replaced=replaced):
+            collector.add(finding)
+    for finding in classifier.finish():
+        collector.add(finding)
+    return collector.report(count)
