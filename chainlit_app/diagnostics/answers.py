@@ -41,9 +41,13 @@ def scripts_in(text: str) -> set[str]:
     return found
 
 
+# UTF-8 bytes shown as Latin-1 / byte-level BPE symbols: 'æĺ¯', 'ï¼Į', 'è£¤åŃĲ'.
+_MOJIBAKE = re.compile(r"[\u00c2-\u00ef][\u0080-\u00bf\u0100-\u017f]")
+
+
 def is_garbled(text: str) -> bool:
-    """Replacement characters, or letters of many unrelated scripts in one short answer."""
-    if "\ufffd" in text:
+    """Replacement characters, UTF-8 shown as Latin-1, or letters of unrelated scripts in one answer."""
+    if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4:
         return True
     scripts = scripts_in(text[:2000])
     rare = scripts - {"latin", "han", "greek", "kana"}
@@ -61,10 +65,22 @@ class AnswerVerdict:
     hint: str
 
 
-def is_looping(text: str) -> bool:
+_WORDS = re.compile(r"[^\W\d_]+|[\u4e00-\u9fff]", re.UNICODE)
+
+
+def distinct_word_ratio(text: str) -> float:
+    """Distinct words (CJK: characters) over all words; 1.0 for texts too short to tell."""
+    words = [w.lower() for w in _WORDS.findall(text[-MAX_SCAN:])]
+    return len(set(words)) / len(words) if len(words) >= 20 else 1.0
+
+
+def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     """True when the text repeats itself: a short unit over and over, the same lines again and again,
-    or a long text that compresses to almost nothing."""
+    a long text that compresses to almost nothing, or (for an answer cut at the length limit) one that
+    uses few distinct words."""
     sample = text[-MAX_SCAN:]
+    if cut_at_limit and distinct_word_ratio(sample) < 0.5:
+        return True
     for m in _REPEATED_UNIT.finditer(sample):
         if len(m.group(0)) >= 30 and _HAS_WORD.search(m.group(1)):
             return True
@@ -94,13 +110,28 @@ def _choice_text(choice: dict[str, Any]) -> tuple[str | None, str, bool]:
         return message.get("content"), str(reasoning), tools
     if "text" in choice:
         return choice.get("text"), "", False
+    tokens = choice.get("tokens")
+    if isinstance(tokens, list) and all(isinstance(t, str) for t in tokens):
+        return "".join(tokens), "", False  # serving layers that return the generated pieces as a list
     return None, "", False
 
 
 def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
     """Judge a completion body (chat or completions, not a stream chunk): empty text that finished at
     once, or text that loops until the length limit."""
+    wrapped = body.get("output")
+    if isinstance(wrapped, list) and wrapped and isinstance(wrapped[0], dict) and "choices" in wrapped[0]:
+        return next((v for v in map(judge_body, wrapped) if v is not None), None)  # a job API's envelope
     choices = body.get("choices")
+    if not isinstance(choices, list) and ("text" in body or "content" in body) and "usage" in body:
+        choices = [body]  # a serving layer that flattens the first choice into the body
+    if not isinstance(choices, list) and body.get("role") == "assistant" and "content" in body:
+        choices = [{"message": body}]  # the message object alone
+    if not isinstance(choices, list) and isinstance(body.get("message"), dict) and "finish_reason" in body:
+        choices = [body]  # one choice alone
+    if body.get("object") == "response" and body.get("output") == []:
+        tokens = (body.get("usage") or {}).get("output_tokens") if isinstance(body.get("usage"), dict) else None
+        return judge_answer(None, "stop", tokens if isinstance(tokens, int) else None)
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return None
     if body.get("object") == "chat.completion.chunk" or "delta" in choices[0]:
@@ -155,7 +186,7 @@ def judge_answer(
     garbled = _garbled(text)
     if garbled is not None:
         return garbled
-    if finish_reason in ("length", None) and is_looping(text):
+    if finish_reason in ("length", None) and is_looping(text, cut_at_limit=finish_reason == "length"):
         return AnswerVerdict(
             Kind.DEGENERATE_OUTPUT,
             f"the {len(text)}-character answer repeats itself (finish_reason={finish_reason!r})",
@@ -175,4 +206,27 @@ def _garbled(text: str) -> AnswerVerdict | None:
         f"the answer is garbled ({what} in {len(text)} characters)",
         "The output is not readable text: the tokenizer does not fit the model, the weights are damaged, or "
         "the numerics are broken (on a CPU serve with --dtype float32).",
+    )
+
+
+_FIELD_STRING = r'"{name}"\s*:\s*(?:null|None|"((?:[^"\\]|\\.)*)"?)'
+_ANSWER = re.compile(_FIELD_STRING.format(name="(?:content|text)"))
+_REASONING = re.compile(_FIELD_STRING.format(name="reasoning(?:_content)?"))
+_FINISH = re.compile(r'"finish_reason"\s*:\s*"(\w+)"')
+_TOKENS = re.compile(r'"completion_tokens"\s*:\s*(\d+)')
+
+
+def judge_fragment(text: str) -> AnswerVerdict | None:
+    """Judge a body that does not parse (elided with '...', cut off): read its answer fields one by one."""
+    answer = _ANSWER.search(text)
+    if answer is None or ('"choices"' not in text and '"role"' not in text):
+        return None
+    reasoning = _REASONING.search(text)
+    finish = _FINISH.search(text)
+    tokens = _TOKENS.search(text)
+    return judge_answer(
+        answer.group(1),
+        finish.group(1) if finish else None,
+        int(tokens.group(1)) if tokens else None,
+        reasoning=(reasoning.group(1) or "") if reasoning else "",
     )

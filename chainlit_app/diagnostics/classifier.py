@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from .answers import is_garbled, is_looping, judge_answer, judge_body
+from .answers import is_garbled, is_looping, judge_answer, judge_body, judge_fragment
 from .events import Access, Body, EventFolder, Traceback
 from .exceptions import exception_name, lookup, raised_in
 from .findings import Finding, evidence_text
@@ -40,7 +40,8 @@ MAX_PLAIN_LINES = 500
 _SERVING_FRAMES = re.compile(
     r"serving_|create_chat_completion|create_completion|chat_completion_stream_generator|"
     r"completion_stream_generator|output_handler|process_outputs|execute_model|_process_input_queue|"
-    r"run_busy_loop|step|generate|handle_request|__call__|stream",
+    r"run_busy_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
+    r"update_from_output|convert_tokens_to_string|decode|detokeniz|get_response|collective_rpc",
 )
 _STARTING_FRAMES = re.compile(
     r"load_model|load_weights|__init__|from_engine_args|initialize|profile_run|determine_available_memory|"
@@ -56,6 +57,7 @@ _ECHOED_OUTPUT = re.compile(
     r"Generated response \S+: output: (?P<q>['\"])(?P<text>.*?)(?P=q)(?:, output_token_ids|, finish_reason|$)"
 )
 _PLAIN_LINE_MIN = 12
+_MASS_ABORTS = 8
 # First characters of the lines a server writes (levels, process tags, timestamps): anything else is
 # printed output, such as an answer.
 _LOG_LINE_START = re.compile(r"[(\[\d\s]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
@@ -78,6 +80,8 @@ class LineClassifier:
         # Findings whose kind depends on a phase the excerpt had not shown yet (no marker seen): named as
         # start-up failures, renamed engine errors if the log later shows that the server was serving.
         self._phase_guesses: list[Finding] = []
+        self._aborts = 0
+        self._abort_second = ""
 
     @property
     def ready(self) -> bool:
@@ -97,8 +101,7 @@ class LineClassifier:
         low = raw.lower()
         if not (self._folder.in_traceback or self._folder.in_body):
             if any(n in low for n in BUSY_LINES):  # per-request lines: the bulk of a busy log
-                self._busy_line(raw)
-                return []
+                return self._busy_line(raw, lineno)
             if not interesting(low):
                 if _LOG_LINE_START.match(raw):
                     return []
@@ -168,6 +171,8 @@ class LineClassifier:
 
     def _on_traceback(self, tb: Traceback, parsed: ParsedLine, text: str, replaced: bool) -> list[Finding]:
         """The exception line that ends a traceback: rule, exception type, raised in, phase."""
+        if tb.dump:
+            return []  # the frames of a fatal signal, already named at the signal
         named_before = tb.process in self._named_in_traceback
         self._named_in_traceback.discard(tb.process)
         pointed_from = self._last_traceback
@@ -175,13 +180,15 @@ class LineClassifier:
         phase = self._traceback_phase(tb)
         context = Context(phase, exception_type=tb.exception_type, raised_in=tb.raised_in, level=parsed.level)
         found = self._match(parsed.message, text, tb.line, context, parsed, replaced, pointed_from)
-        entry = lookup([tb.exception_type], tb.message) if tb.exception_type else None
-        if found and found[0].role == "weak" and entry is not None and not entry.wrapper:
-            found = []  # a symptom pattern on the exception line: the exception's own type says more
-        if found or named_before or phase == Phase.STOPPING:
+        if (found and found[0].role != "weak") or named_before or phase == Phase.STOPPING:
             return found
+        # a symptom pattern (weak) on the exception line yields to what the exception's type or place says
+        symptom = found
+        entry = lookup([tb.exception_type], tb.message) if tb.exception_type else None
         if entry is None and tb.mentions and not tb.exception_type:
             entry = lookup(list(reversed(tb.mentions)), tb.message)
+        if entry is not None and (entry.wrapper and symptom):
+            return symptom
         if entry is not None:
             role = "wrapper" if entry.wrapper else "decisive"
             finding = self._finding(entry.kind, tb.line, text, entry.hint, f"exc_{exception_name(tb.exception_type)}",
@@ -193,6 +200,8 @@ class LineClassifier:
             hint = f"{where.hint} (raised in {tb.raised_in})"
             return [self._finding(where.kind, tb.line, text, hint, f"raised_in_{where.kind.value}", "decisive",
                                   "raised_in")]
+        if symptom:
+            return symptom
         what = f"an unrecognised {exception_name(tb.exception_type)}" if tb.exception_type else \
             "a traceback whose exception line is missing"
         return self._phase_default(tb.line, text, what, "fallback", phase)
@@ -200,16 +209,14 @@ class LineClassifier:
     def _on_body(self, body: Body, parsed: ParsedLine) -> list[Finding]:
         """A completed JSON body: an answer is judged as an answer (the words it quotes decide nothing);
         anything else (error bodies, text that was not JSON after all) goes through the rules line by line."""
-        verdict = judge_body(body.data) if body.data is not None else None
+        verdict = judge_body(body.data) if body.data is not None else judge_fragment(body.text)
         if verdict is None:
             if body.data is not None and "choices" in body.data:
                 self._phases.enter(Phase.SERVING)
                 return []
             found: list[Finding] = []
-            for offset, message in enumerate(body.lines):
-                lineno = body.first_line + offset
-                context = Context(self.phase, level=parsed.level)
-                found += self._match(message, message, lineno, context, parsed, False)
+            for offset, message in enumerate(body.lines):  # not an answer: each line as any other line
+                found += self._on_line(ParsedLine(parsed.level, message), message, body.first_line + offset, False)
             return found
         self._phases.enter(Phase.SERVING)
         text = body.text if "\n" not in body.text else verdict.evidence
@@ -354,12 +361,24 @@ class LineClassifier:
             return Phase.SERVING
         return Phase.BOOT
 
-    def _busy_line(self, raw: str) -> None:
-        """Successful access lines and request bookkeeping: only update the serving state."""
+    def _busy_line(self, raw: str, lineno: int) -> list[Finding]:
+        """Successful access lines and request bookkeeping: update the serving state; a run of requests
+        aborted in the same second means that clients gave up waiting."""
         self._phases.enter(Phase.SERVING)
+        if "aborted request" in raw.lower() and self.phase != Phase.STOPPING:
+            second = parse_line(raw).time
+            self._aborts = self._aborts + 1 if second and second == self._abort_second else 1
+            self._abort_second = second
+            if self._aborts == _MASS_ABORTS:
+                hint = (f"{_MASS_ABORTS} or more requests were aborted in the same second: clients gave up "
+                        "waiting (timeouts) or disconnected; check the load and /metrics.")
+                return [self._finding(Kind.SLOW_OR_STALLED, lineno, raw, hint, "mass_aborts", "weak")]
+            return []
+        self._aborts = 0  # only a run of aborts, one after the other, is a mass abort
         access = self._folder.access(raw, 0)
         if access and access.status == 200 and access.path.startswith("/v1/chat/completions"):
             self._chat_ok += 1
+        return []
 
     def _on_new_life(self) -> None:
         self._chat_ok = 0

@@ -10,6 +10,7 @@ body at most `MAX_BODY_LINES` lines.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass, field
@@ -20,7 +21,9 @@ from .lineformat import ParsedLine
 MAX_FRAMES = 60
 MAX_BODY_LINES = 200
 
-_TB_START = re.compile(r"Traceback \(most recent call last\)|Stack \(most recent call first\)")
+_TB_START = re.compile(r"Traceback \(most recent call last\)")
+# faulthandler's stack dump after a fatal signal: frames to show, not an exception to name
+_DUMP_START = re.compile(r"(?:Stack|(?:Current )?[Tt]hread 0x[0-9a-f]+) \(most recent call first\)")
 _TB_MARKER = re.compile(
     r"\s|$|File [\"~<\[]|-+>\s*\d+|The above exception was the direct cause|During handling of the above|"
     r"[\^~]+$|\.\.\.|\(\.\.\.\)|\+[-+]|\|"
@@ -35,12 +38,13 @@ _BARE_EXCEPTION = re.compile(
     r"^(?P<type>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Fault|Interrupt|Warning|Timeout|Dead))"
     r"(?::\s?(?P<msg>.*))?$"
 )
+_CURLY_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 _MENTIONED = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
 _ACCESS = re.compile(r"\"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})")
 _FATAL = re.compile(
     r"Fatal Python error|SIGSEGV|SIGABRT|SIGBUS|Segmentation fault|core dumped|\bsignal 11\b|exitcode=-(?:11|6)\b|"
     r"died with (?:exit code -|signal)|terminated by signal|double free or corruption|free\(\): invalid|"
-    r"realloc\(\): invalid|terminate called after throwing",
+    r"realloc\(\): invalid|terminate called after throwing|thread '[^']*' panicked at",
     re.IGNORECASE,
 )
 # Innermost frames worth naming: the serving stack's own code, not asyncio or the standard library.
@@ -61,6 +65,7 @@ class Traceback:
     text: str = ""  # the exception line as printed
     last_code: str = ""  # the source line under the innermost frame
     mentions: list[str] = field(default_factory=list)  # exception classes named in its lines
+    dump: bool = False  # a faulthandler stack dump: the fatal signal before it is the event
 
     @property
     def raised_in(self) -> str:
@@ -75,8 +80,9 @@ class Traceback:
 
     @property
     def stack(self) -> str:
-        """Every frame as 'path function', outermost first: for conditions that hold anywhere on it."""
-        return " ".join(f"{path} {func}" for path, func in self.frames)
+        """Every frame as 'path function', outermost first, then the innermost source line: for conditions
+        that hold anywhere on the stack."""
+        return " ".join([*(f"{path} {func}" for path, func in self.frames), self.last_code])
 
     @property
     def functions(self) -> list[str]:
@@ -123,6 +129,12 @@ def parse_json(text: str) -> Any:
     try:
         return json.loads(text)
     except ValueError:
+        pass
+    # Python's printout of a dict (single quotes, None): read it as a literal, never evaluated as code
+    text = text.translate(_CURLY_QUOTES)
+    try:
+        return ast.literal_eval(text) if len(text) < 200_000 else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None
 
 
@@ -175,10 +187,11 @@ class EventFolder:
         msg = parsed.message
         stripped = msg.lstrip()
         key = parsed.process
-        if _TB_START.match(stripped):
+        dump = bool(_DUMP_START.match(stripped))
+        if dump or _TB_START.match(stripped):
             if len(self._tracebacks) > 16:  # processes that never finished theirs: keep the map bounded
                 self._tracebacks.clear()
-            self._tracebacks[key] = Traceback(first_line=lineno, process=key)
+            self._tracebacks[key] = Traceback(first_line=lineno, process=key, dump=dump)
             return None
         frame = _FRAME.match(stripped)
         if not frame and key in self._after_frame:

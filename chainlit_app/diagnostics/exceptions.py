@@ -51,7 +51,7 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
        r"\[Errno (?:98|48|10048)\]|address already in use"),
     # clients of the server: openai, httpx, requests, aiohttp (timeouts before connections: subclasses)
     _e("APITimeoutError ReadTimeout WriteTimeout PoolTimeout ReadTimeoutError TimeoutException "
-       "ServerTimeoutError TimeoutError", K.SLOW_OR_STALLED,
+       "ServerTimeoutError TimeoutError RayChannelTimeoutError GetTimeoutError", K.SLOW_OR_STALLED,
        "No answer within the client timeout: the server is overloaded or stuck; check /metrics."),
     _e("APIConnectionError ConnectError ConnectTimeout ConnectionRefusedError ClientConnectorError "
        "ServerDisconnectedError RemoteProtocolError NewConnectionError MaxRetryError ConnectionError "

@@ -24,6 +24,14 @@ SERVING_RULES: tuple[Rule, ...] = (
         ),
     ),
     rule(
+        "model_lookup_not_found",
+        K.MODEL_NOT_FOUND,
+        r"\bmodel\b.{0,60}\b(?:Not Found|404)\b",
+        role="weak",
+        hint="The serving layer does not know this model: check the name against the list of served models.",
+        examples=("[xinference] Error: Failed to get the model description, detail: Not Found",),
+    ),
+    rule(
         "not_found_error",
         K.MODEL_NOT_FOUND,
         r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b",
@@ -71,7 +79,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"maximum context length is \d+|Input prompt \(\d+ tokens\) is too long and exceeds limit|"
         r"cannot be greater than max_model_len|is longer than the maximum model length|"
         r"Prompt length of \d+ is longer than|context_length_exceeded|context length exceeded|"
-        r"max_tokens must be at least 1, got -\d+",
+        r"max_tokens must be at least 1, got -\d+|exceeds (?:the )?model's maximum context length",
         hint="Prompt plus max_tokens exceed max_model_len: trim the chat history or max_tokens, or raise "
         "CHAT_MAX_MODEL_LEN.",
         examples=("This model's maximum context length is 512 tokens. However, your prompt contains 513",),
@@ -104,7 +112,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         K.CHAT_TEMPLATE,
         r"jinja2\.exceptions|TemplateSyntaxError|TemplateError|UndefinedError|roles must alternate|"
         r"conversation roles must|must alternate user/assistant|System role not supported|"
-        r"Only user and assistant roles are supported",
+        r"Only user and assistant roles are supported|Unexpected role '\w+' after role",
         hint="The chat template fails to render this conversation: fix the template (--chat-template) or the "
         "message roles.",
         examples=(
@@ -211,6 +219,14 @@ SERVING_RULES: tuple[Rule, ...] = (
         hint="The request carries an empty stop string, which ends every answer at once: remove it from "
         "'stop'.",
         examples=("SamplingParams(n=1, stop=['', '<|user|>'], stop_token_ids=[], max_tokens=8140)",),
+    ),
+    rule(
+        "responses_output_empty",
+        K.EMPTY_OUTPUT,
+        r"object='response', output=\[\]|\"object\":\s*\"response\".{0,200}\"output\":\s*\[\]",
+        hint="The Responses API answer has no output at all: check max_output_tokens, the reasoning parser and "
+        "the chat template.",
+        examples=("Response(id='resp_1', created_at=1.0, error=None, model='m', object='response', output=[], x=1)",),
     ),
     rule(
         "immediate_eos",

