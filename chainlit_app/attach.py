@@ -44,7 +44,7 @@ class AttachCheck:
 
 
 def _finding(kind: Kind, text: str, hint: str) -> Finding:
-    return Finding(kind=kind.value, line=0, text=text, hint=hint, source="attach", rule=f"attach_{kind.value}")
+    return Finding(kind=kind.value, line=0, text=text, hint=hint, source="probe", rule=f"attach_{kind.value}")
 
 
 def connection_hint(base_url: str) -> str:

@@ -41,6 +41,29 @@ class Endpoint:
     api_key: str
 
 
+# Signals that mean the process itself faulted (a crash of vLLM's own code or its kernels), as opposed to
+# being killed from outside (SIGKILL: an admin, the OOM killer) or stopped (SIGTERM, SIGINT).
+_FAULT_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGILL, signal.SIGFPE})
+
+
+def exit_finding(code: int | None) -> Finding:
+    """What the supervisor saw when the server it watched died while serving (source: probe)."""
+    if code is not None and code < 0 and -code in {s.value for s in _FAULT_SIGNALS}:
+        name = signal.Signals(-code).name
+        return Finding(
+            kind=Kind.ENGINE_ERROR.value, line=0, source="probe", rule="engine_fatal_signal", basis="phase",
+            text=f"vLLM died of a fatal signal ({name}) while serving; requests in flight were lost",
+            hint="The engine crashed in native code: read the log above the exit (Fatal Python error, the stack "
+            "of the crash); try --enforce-eager, check that vLLM, torch and the driver belong together.",
+        )
+    how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"code {code}"
+    return Finding(
+        kind=Kind.CONNECTION.value, line=0, source="probe", rule="engine_exited", basis="phase",
+        text=f"vLLM stopped unexpectedly (exit {how}); requests in flight lost their connection",
+        hint="The supervisor restarts it; if it keeps dying, read the log above the exit for the cause.",
+    )
+
+
 class Monitor:
     """Owns the findings store and the log ring; fed by the tail, the probe and the chat."""
 
@@ -70,6 +93,7 @@ class Monitor:
         self.version: str | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._follower: LogFollower | None = None
+        self._classifier: LineClassifier | None = None
         self._last_snapshot: tuple[float, MetricsSnapshot] | None = None
         self._idle_since_tokens: float | None = None
         self._last_state: EngineState | None = None
@@ -99,15 +123,17 @@ class Monitor:
         if status.state == previous:
             return
         if status.state == EngineState.CRASHED and previous == EngineState.READY:
-            code = status.last_exit_code
-            how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"code {code}"
-            self.store.add(Finding(
-                kind=Kind.CONNECTION.value, line=0, source="engine", rule="engine_exited",
-                text=f"vLLM stopped unexpectedly (exit {how}); requests in flight lost their connection",
-                hint="The supervisor restarts it; if it keeps dying, read the log above the exit for the cause.",
-            ))
+            self.store.add(exit_finding(status.last_exit_code))
+        if status.state in (EngineState.CRASHED, EngineState.FAILED):
+            self._settle_log()
         if status.state == EngineState.READY and status.restarts > 0:
             self.store.resolve_all(f"engine ready again after restart {status.restarts}")
+
+    def _settle_log(self) -> None:
+        """The server's log ended (it exited, or a new launch starts a new log): name what is still open,
+        such as a traceback whose exception line was the last thing the process wrote."""
+        if self._classifier is not None:
+            self.store.add_all(self._classifier.finish())
 
     # -- chat signals -------------------------------------------------------------------------------
     def observe_exception(self, exc: BaseException) -> Finding | None:
@@ -143,15 +169,16 @@ class Monitor:
                 await asyncio.sleep(0.5)
                 continue
             self._follower = LogFollower(path, from_start=True, poll_interval=0.1)
-            classifier = LineClassifier()
+            self._classifier = LineClassifier()
             last_lineno = 0
             try:
                 async for lineno, line in self._follower.lines():
                     if lineno <= last_lineno:  # truncated or rotated: a new launch, a fresh classifier
-                        classifier = LineClassifier()
+                        self._settle_log()
+                        self._classifier = LineClassifier()
                     last_lineno = lineno
                     self.ring.append(lineno, line)
-                    for finding in classifier.feed(line, lineno):
+                    for finding in self._classifier.feed(line, lineno):
                         self.store.add(finding)
             except Exception:
                 log.exception("log tail failed; retrying")

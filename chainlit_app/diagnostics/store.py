@@ -50,6 +50,9 @@ class _Entry:
     resolved: bool = False
     resolved_at: float | None = None
     resolved_reason: str = ""
+    basis: str = "rule"
+    rule: str = ""
+    source: str = "log"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +69,9 @@ class _Entry:
             "resolved": self.resolved,
             "resolved_at": self.resolved_at,
             "resolved_reason": self.resolved_reason,
+            "basis": self.basis,
+            "rule": self.rule,
+            "source": self.source,
         }
 
 
@@ -102,9 +108,10 @@ class FindingsStore:
         entry.count += 1
         entry.last_seen = now
         entry.hint = finding.hint or entry.hint
+        entry.basis, entry.rule, entry.source = finding.basis, finding.rule, finding.source
         if entry.resolved:
             entry.resolved, entry.resolved_at, entry.resolved_reason = False, None, ""
-        item = {"line": finding.line, "text": finding.text, "source": finding.source}
+        item = {"line": finding.line, "text": finding.text, "source": finding.source, "basis": finding.basis}
         if item not in entry.evidence:
             entry.evidence.append(item)
         return entry.to_dict()

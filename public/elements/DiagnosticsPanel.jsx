@@ -80,10 +80,21 @@ function Engine({ engine }) {
   );
 }
 
+// Why a finding has its kind: a rule's pattern, the exception's type, the code it was raised in, or only
+// the phase the server was in (an error no rule names).
+const BASIS_TEXT = {
+  rule: "a rule",
+  exception_type: "the exception's type",
+  raised_in: "where it was raised",
+  phase: "the phase (no rule names this error)",
+};
+const SOURCE_TEXT = { log: "engine log", chat: "chat's own request", probe: "server probe", preflight: "preflight" };
+
 function FindingCard({ f, now }) {
   const color = f.resolved ? "#6b7280" : SEVERITY_COLORS[f.severity] || "#ea580c";
   return (
     <div className="diag-finding" data-kind={f.kind} data-resolved={f.resolved ? "yes" : "no"}
+      data-source={f.source} data-basis={f.basis}
       style={{ ...box, borderLeft: `4px solid ${color}`, opacity: f.resolved ? 0.7 : 1 }}>
       <div style={{ display: "flex", justifyContent: "space-between", gap: 6 }}>
         <span style={{ fontWeight: 600 }}>{f.title}</span>
@@ -91,6 +102,10 @@ function FindingCard({ f, now }) {
       </div>
       <div style={small}>
         <span style={mono}>{f.kind}</span> · seen {f.count}× · last {ago(now, f.last_seen)}
+      </div>
+      <div className="diag-basis" style={small}>
+        named by {BASIS_TEXT[f.basis] || f.basis}{f.rule ? <> (<span style={mono}>{f.rule}</span>)</> : null}
+        {" "}· seen in the {SOURCE_TEXT[f.source] || f.source}
       </div>
       {f.evidence.map((e, i) => (
         <div key={i} style={{ ...mono, background: "rgba(128,128,128,0.12)", padding: "3px 5px", marginTop: 4,

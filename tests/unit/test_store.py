@@ -36,7 +36,9 @@ def test_repeated_findings_are_one_entry_with_count_times_and_capped_evidence() 
         "line": 3,
         "text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB",
         "source": "log",
+        "basis": "rule",
     }
+    assert (entry["basis"], entry["source"]) == ("rule", "log")  # the panel shows on what basis, and where
     assert entry["resolved"] is False and entry["resolved_at"] is None
 
 
