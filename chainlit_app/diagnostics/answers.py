@@ -15,6 +15,9 @@ from .taxonomy import Kind
 # A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
 _REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
 _HAS_WORD = re.compile(r"[^\W\d_]")
+_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
+# Long runs of digits again and again: numbers a broken model emits instead of words.
+_DIGIT_RUN = re.compile(r"\d{9,}")
 MAX_SCAN = 8000
 
 
@@ -38,6 +41,8 @@ def scripts_in(text: str) -> set[str]:
             if low <= code <= high:
                 found.add(name)
                 break
+        else:
+            found.add(f"block-{code >> 7:x}")  # a script not in the table (Telugu, Tamil, Georgian, ...)
     return found
 
 
@@ -48,6 +53,9 @@ _MOJIBAKE = re.compile(r"[\u00c2-\u00ef][\u0080-\u00bf\u0100-\u017f]")
 def is_garbled(text: str) -> bool:
     """Replacement characters, UTF-8 shown as Latin-1, or letters of unrelated scripts in one answer."""
     if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4:
+        return True
+    runs = _DIGIT_RUN.findall(text[:4000])
+    if len(runs) >= 2 and sum(map(len, runs)) >= 0.25 * len(text.strip()):
         return True
     scripts = scripts_in(text[:2000])
     rare = scripts - {"latin", "han", "greek", "kana"}
@@ -159,6 +167,11 @@ def judge_answer(
     """Judge one answer's text, however it was received."""
     if tool_calls:
         return None
+    if text is not None and _THINK.search(text):
+        visible = _THINK.sub("", text)
+        if not visible.strip():
+            reasoning = reasoning or text  # the answer is all reasoning: the visible part is empty
+            text = visible
     if text is None or not text.strip():
         if finish_reason == "length" and (completion_tokens or 0) > 1 and not reasoning:
             return AnswerVerdict(

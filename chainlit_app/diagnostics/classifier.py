@@ -26,7 +26,7 @@ from .events import Access, Body, EventFolder, Traceback
 from .exceptions import exception_name, lookup, raised_in
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
-from .lineformat import ParsedLine, parse_line, strip_ansi
+from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
 from .phases import Phase, PhaseTracker
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
 from .rule_tables import RULES
@@ -43,10 +43,12 @@ _SERVING_FRAMES = re.compile(
     r"run_busy_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
     r"update_from_output|convert_tokens_to_string|decode|detokeniz|get_response|collective_rpc",
 )
+# Functions that run only while the server starts: their presence outweighs serving-looking frames
+# (a profiling run calls the model's forward as a request would).
 _STARTING_FRAMES = re.compile(
-    r"load_model|load_weights|__init__|from_engine_args|initialize|profile_run|determine_available_memory|"
-    r"_init_|create_engine_config|run_server|build_async_engine_client|get_config|from_pretrained|"
-    r"init_device|_initialize_kv_caches|main",
+    r"load_model|load_weights|from_engine_args|profile_run|determine_available_memory|create_engine_config|"
+    r"build_async_engine_client|get_config|from_pretrained|init_device|_initialize_kv_caches|capture_model|"
+    r"compile_or_warm_up_model|initialize_from_config|_init_executor|init_worker",
 )
 _COMPLETION_OUTPUT = re.compile(
     r"CompletionOutput\(index=\d+, text=(?P<q>['\"])(?P<text>.*?)(?P=q), token_ids=(?P<ids>\[[^\]]*\]|\S+)"
@@ -58,9 +60,15 @@ _ECHOED_OUTPUT = re.compile(
 )
 _PLAIN_LINE_MIN = 12
 _MASS_ABORTS = 8
+# Cheap first looks before the full patterns (most lines are neither).
+_MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)")
+_MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|core dumped|double free|invalid pointer|"
+                           r"terminate called|panicked|signal|exitcode=-|died with|terminated by")
+# Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
+_NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
 # First characters of the lines a server writes (levels, process tags, timestamps): anything else is
 # printed output, such as an answer.
-_LOG_LINE_START = re.compile(r"[(\[\d\s]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
+_LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 
 
@@ -98,6 +106,8 @@ class LineClassifier:
         raw = line.rstrip("\r\n")
         if not raw or raw.isspace():
             return []
+        if '"log":' in raw[:40]:
+            raw = unwrap_docker_json(raw)
         low = raw.lower()
         if not (self._folder.in_traceback or self._folder.in_body):
             if any(n in low for n in BUSY_LINES):  # per-request lines: the bulk of a busy log
@@ -135,31 +145,32 @@ class LineClassifier:
         msg = parsed.message
         if any(n in msg for n in ECHO_LINES):
             return self._on_echo(msg, lineno, text)
-        if SHM_WAIT.search(msg):
+        if "shared memory broadcast" in msg and SHM_WAIT.search(msg):
             signal = self._stalls.shm_wait(self.phase == Phase.SERVING or not self._phases.seen_marker)
             return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, signal.hint, signal.rule, signal.role)] \
                 if signal else []
-        signals = self._stalls.stats(msg, self.phase == Phase.STOPPING)
+        signals = self._stalls.stats(msg, self.phase == Phase.STOPPING) if "hroughput" in msg else None
         if signals is not None:
             self._phases.enter(Phase.SERVING)
             return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, s.hint, s.rule, s.role) for s in signals]
-        access = self._folder.access(msg, lineno)
+        access = self._folder.access(msg, lineno) if "HTTP/" in msg else None
         if access is not None:
             found = self._on_access(access, text)
             if found is not None:
                 return found
-        output = _COMPLETION_OUTPUT.search(msg)
+        output = _COMPLETION_OUTPUT.search(msg) if "CompletionOutput(" in msg else None
         if output is not None:
             return self._on_completion_output(output, lineno, text)
         if not self._phases.seen_marker and _SERVING_LOGGERS.search(parsed.logger):
             self._phases.enter(Phase.SERVING)
-        bare = None if is_harmless(parsed) else self._folder.bare_exception(parsed, lineno)
+        bare = self._folder.bare_exception(parsed, lineno) if _MAY_BE_EXCEPTION.match(msg) else None
+        bare = None if bare is None or is_harmless(parsed) else bare
         if bare is not None:
             return self._on_traceback(bare, parsed, text, replaced)
         found = self._match(msg, text, lineno, Context(self.phase, level=parsed.level), parsed, replaced)
         if found:
             return found
-        fatal = self._folder.fatal(msg, lineno)
+        fatal = self._folder.fatal(msg, lineno) if _MAY_BE_FATAL.search(msg) else None
         if fatal is not None:
             return self._phase_default(lineno, text, "a fatal signal", "fallback")
         if parsed.level == "ERROR" and self.phase != Phase.STOPPING and not is_harmless(parsed) \
@@ -276,7 +287,8 @@ class LineClassifier:
     def _plain_line(self, msg: str, lineno: int, text: str) -> list[Finding]:
         """Lines without any log prefix are printed output: an answer that repeats itself shows here."""
         key = msg.strip()
-        if self._loop_reported or len(key) < _PLAIN_LINE_MIN or _PROGRESS_BAR.search(key):
+        if self._loop_reported or len(key) < _PLAIN_LINE_MIN or _PROGRESS_BAR.search(key) \
+                or _NOT_AN_ANSWER.search(key):
             return []
         if len(self._plain) >= MAX_PLAIN_LINES:
             self._plain.clear()

@@ -209,6 +209,8 @@ class EventFolder:
                 tb.frames.append((path.replace("\\", "/"), func))
             return True
         tb = self._tracebacks.get(key)
+        if tb is not None and len(msg) - len(stripped) <= 2 and _BARE_EXCEPTION.match(stripped):
+            return False  # an exception line pasted with a stray indent (code lines are indented by 4)
         if tb is not None and _TB_MARKER.match(msg):
             if stripped and not stripped.startswith(("File", "^", "~", "|", "+", "└", "│")):
                 tb.last_code = stripped[:200]

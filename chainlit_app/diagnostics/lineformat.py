@@ -8,6 +8,7 @@ serve all of them; what the prefixes said is kept on the parsed line.
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import dataclass
 
@@ -103,6 +104,21 @@ def parse_line(text: str) -> ParsedLine:
     if not level and _PY_WARNING.search(message):
         level = "WARNING"
     return ParsedLine(level, message, process, logger, when)
+
+
+_DOCKER_JSON = re.compile(r'^(?:\d+:)?\{"log":"((?:[^"\\]|\\.)*)"')
+
+
+def unwrap_docker_json(raw: str) -> str:
+    """A line of Docker's json-file log (`{"log":"...\\n","stream":...}`, maybe after grep's `N:`): the
+    line the process wrote."""
+    m = _DOCKER_JSON.match(raw)
+    if m is None:
+        return raw
+    try:
+        return str(json.loads(f'"{m.group(1)}"')).rstrip("\r\n")
+    except ValueError:
+        return raw
 
 
 def line_level(text: str) -> str:

@@ -50,7 +50,8 @@ MARKERS: tuple[Marker, ...] = (
     _m(Phase.SERVING, r"Starting vLLM (?:API )?server|Available routes|Started server process|"
        r"Waiting for application startup", progress=True),
     _m(Phase.SERVING, r"Application startup complete|Uvicorn running on", progress=True),
-    _m(Phase.SERVING, r"EngineCore encountered a fatal error|Avg prompt throughput|Processed prompts|Added request|"
+    _m(Phase.SERVING, r"EngineCore encountered a fatal error|EngineCore hit an exception|Error in model execution|"
+       r"failure while handling (?:the )?request|Avg prompt throughput|Processed prompts|Added request|"
        r"Received request|"
        r"\"(?:GET|POST) /v1/\S* HTTP/[\d.]+\" 200"),
     # An intentional stop only: "shutting down executor" after a worker died is a failure, not a stop.

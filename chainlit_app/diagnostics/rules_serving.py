@@ -24,9 +24,16 @@ SERVING_RULES: tuple[Rule, ...] = (
         ),
     ),
     rule(
+        "model_not_served_here",
+        K.MODEL_NOT_FOUND,
+        r"Only \S+ allowed now, your model|['\"]code['\"]:\s*40301\b",
+        hint="This server serves another model: use the name it lists in /v1/models.",
+        examples=("'Only yi-34b-chat allowed now, your model qwen-llm-chat', 'code': 40301}",),
+    ),
+    rule(
         "model_lookup_not_found",
         K.MODEL_NOT_FOUND,
-        r"\bmodel\b.{0,60}\b(?:Not Found|404)\b",
+        r"\b(?:model|Model)\b[^\n]{0,60}?\bNot Found\b|\b(?:model|Model)\b[^\n]{0,60}?\b404 Not\b",
         role="weak",
         hint="The serving layer does not know this model: check the name against the list of served models.",
         examples=("[xinference] Error: Failed to get the model description, detail: Not Found",),
@@ -68,7 +75,8 @@ SERVING_RULES: tuple[Rule, ...] = (
         K.AUTH,
         r"['\"]error['\"]\s*:\s*['\"]Unauthorized['\"]|AuthenticationError|Error code: 401|"
         r"Invalid authentication credentials|Incorrect API key|invalid_api_key|\"code\":\s*401\b|"
-        r"'code':\s*401\b|api_key client option must be set|OPENAI_API_KEY is not set|\bInvalid token\b|"
+        r"'code':\s*401\b|\"code\":\s*\"401\"|Authentication Error|\bauth_error\b|"
+        r"api_key client option must be set|OPENAI_API_KEY is not set|\bInvalid token\b|"
         r"invalid api[ _-]?key|\b401 Unauthorized\b",
         hint="The API key was rejected: the key in CHAT_API_KEY must equal vLLM's --api-key / VLLM_API_KEY.",
         examples=('{"error":"Unauthorized"}',),
@@ -292,6 +300,16 @@ SERVING_RULES: tuple[Rule, ...] = (
         examples=(
             "[rank0]:[E822 16:31:16.131931664 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective "
             "operation timeout: WorkNCCL(SeqNum=5730, OpType=BROADCAST)",
+        ),
+    ),
+    rule(
+        "health_check_timeout",
+        K.SLOW_OR_STALLED,
+        r"Didn't receive health check response|health check (?:timed out|timeout)|marking it unhealthy",
+        hint="The server did not answer its health check in time: it is overloaded or hangs; check the queue "
+        "(/metrics) and lower the load or --max-num-seqs.",
+        examples=(
+            "Didn't receive health check response for replica Replica(id='r1') after 10.0s, marking it unhealthy.",
         ),
     ),
     rule(

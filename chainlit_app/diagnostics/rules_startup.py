@@ -5,7 +5,8 @@ Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 
 from __future__ import annotations
 
-from .rules import SERVING, STARTING, Rule, rule
+from .phases import Phase
+from .rules import SERVING, Rule, rule
 from .taxonomy import Kind as K
 
 STARTUP_RULES: tuple[Rule, ...] = (
@@ -175,7 +176,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     rule(
         "gpu_oom",
         K.OUT_OF_MEMORY,
-        r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|HIP out of memory|"
+        r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|NPU|XPU|MPS) out of memory|"
         r"out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|CUDA driver error: out of memory|"
         r"cudaErrorMemoryAllocation",
         hint="The GPU ran out of memory: stop other GPU processes or lower --gpu-memory-utilization, "
@@ -186,7 +187,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         "host_oom",
         K.OUT_OF_MEMORY,
         r"Cannot allocate memory|\[Errno 12\]|std::bad_alloc|(?:^|\s)MemoryError\b|"
-        r"DefaultCPUAllocator: (?:can't|not enough memory)|not enough memory: you tried to allocate",
+        r"DefaultCPUAllocator: (?:can't|not enough memory)|not enough memory: you tried to allocate|"
+        r"ray-oom-prevention|killed due to the node running low on memory|Memory on the node .{0,80} was \d",
         hint="The machine ran out of RAM: lower VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB) or the model "
         "size, "
         "or free memory.",
@@ -223,7 +225,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
     rule(
         "undefined_symbol",
         K.VERSION_MISMATCH,
-        r"undefined symbol",
+        r"undefined symbol|Symbol not found: |cannot import name '\w+' from '(?:transformers|torch|vllm|"
+        r"huggingface_hub|tokenizers)",
         hint="Compiled kernels do not match the installed torch: reinstall vllm with its pinned torch in a "
         "fresh venv.",
         examples=(
@@ -306,14 +309,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
         "CUDA_LAUNCH_BLOCKING=1 to see where.",
         examples=("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",),
     ),
-    # A fault inside a kernel while serving is a bug of the engine or the model's kernels, not of the build:
-    # more specific than cuda_error (it states the phase), so it wins after the server was ready.
+    # A fault inside a kernel is a bug of the engine or the model's kernels, not of the build: more specific
+    # than cuda_error (it states the phase). No kernel runs before the model is loaded, so in a log that shows
+    # no loading (an excerpt without markers reads as boot) a kernel fault happened while serving.
     rule(
         "cuda_fault_starting",
         K.STARTUP_FAILURE,
         r"illegal memory access|an illegal instruction was encountered|misaligned address|"
-        r"device-side assert(?:ion)? triggered|unspecified launch failure",
-        phases=STARTING,
+        r"device-side assert(?:ion)? triggered|unspecified launch failure|\.cu:\d+: .{0,120}Assertion .{0,200} failed",
+        phases=frozenset({Phase.LOADING}),
         hint="A GPU kernel faulted during start-up (profiling or graph capture): retry with --enforce-eager "
         "and another attention backend; check that driver, CUDA and torch belong together.",
         examples=("RuntimeError: CUDA error: an illegal memory access was encountered",),
@@ -322,8 +326,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         "cuda_fault_serving",
         K.ENGINE_ERROR,
         r"illegal memory access|an illegal instruction was encountered|misaligned address|"
-        r"device-side assert(?:ion)? triggered|unspecified launch failure",
-        phases=SERVING,
+        r"device-side assert(?:ion)? triggered|unspecified launch failure|\.cu:\d+: .{0,120}Assertion .{0,200} failed",
+        phases=SERVING | {Phase.BOOT},
         hint="A GPU kernel faulted while serving: retry with --enforce-eager and another attention backend; "
         "if one request triggers it every time, report it with CUDA_LAUNCH_BLOCKING=1.",
         examples=("RuntimeError: CUDA error: an illegal memory access was encountered",),
@@ -332,6 +336,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
         "trust_remote_code_needed",
         K.STARTUP_FAILURE,
         r"contains custom code which must be executed|Please pass the argument `trust_remote_code=True`|"
+        r"consider setting `trust_remote_code=True`|"
         r"requires you to execute the (?:configuration|modeling) file",
         hint="The model ships its own code: review it, then start vLLM with --trust-remote-code (the app "
         "asks for confirmation first).",

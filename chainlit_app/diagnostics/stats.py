@@ -13,7 +13,7 @@ from dataclasses import dataclass
 _STAT_RUNNING = re.compile(r"Running: (\d+) reqs")
 _STAT_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs")
 _STAT_PROMPT = re.compile(r"Avg prompt throughput: ([\d.]+)")
-_STAT_GEN = re.compile(r"Avg generation throughput: ([\d.]+)")
+_STAT_GEN = re.compile(r"(?:Avg generation t|\bT)hroughput: ([\d.]+) tokens/s")
 _STAT_KV = re.compile(r"(?:GPU|CPU)? ?KV cache usage: ([\d.]+)%")
 
 
