@@ -73,7 +73,7 @@ class AnswerVerdict:
     hint: str
 
 
-_WORDS = re.compile(r"[^\W\d_]+|[\u4e00-\u9fff]", re.UNICODE)
+_WORDS = re.compile(r"[^\W_\u4e00-\u9fff]+|[\u4e00-\u9fff]", re.UNICODE)
 
 
 def distinct_word_ratio(text: str) -> float:
@@ -90,7 +90,8 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     if cut_at_limit and distinct_word_ratio(sample) < 0.5:
         return True
     for m in _REPEATED_UNIT.finditer(sample):
-        if len(m.group(0)) >= 30 and _HAS_WORD.search(m.group(1)):
+        # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit
+        if len(m.group(0)) >= 30 and (_HAS_WORD.search(m.group(1)) or (cut_at_limit and m.group(1).strip())):
             return True
     lines = [line.strip() for line in sample.splitlines() if len(line.strip()) >= 12]
     if len(lines) >= 6:

@@ -56,13 +56,14 @@ _COMPLETION_OUTPUT = re.compile(
 )
 _SERVING_LOGGERS = re.compile(r"serving_|request_logger|async_llm|output_processor|detokenizer")
 _ECHOED_OUTPUT = re.compile(
-    r"Generated response \S+: output: (?P<q>['\"])(?P<text>.*?)(?P=q)(?:, output_token_ids|, finish_reason|$)"
+    r"Generated response \S+: output: (?P<q>['\"])(?P<text>.*?)(?P=q)"
+    r"(?:, output_token_ids.*?|, finish_reason: (?P<finish>\w+).*|$)"
 )
 _PLAIN_LINE_MIN = 12
 _MASS_ABORTS = 8
 # Cheap first looks before the full patterns (most lines are neither).
 _MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)")
-_MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|core dumped|double free|invalid pointer|"
+_MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
                            r"terminate called|panicked|signal|exitcode=-|died with|terminated by")
 # Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
@@ -245,7 +246,8 @@ class LineClassifier:
             hint = "The logged answer holds U+FFFD: the tokenizer and the model do not fit together, or the " \
                    "numerics are broken (try --dtype float32 on a CPU)."
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "echo_output_garbled", "weak")]
-        verdict = judge_answer(output, None, None)
+        verdict = judge_answer(output.encode().decode("unicode_escape", "ignore") if "\\n" in output else output,
+                               m.group("finish"), None)
         if verdict is None:
             return []
         return [self._finding(verdict.kind, lineno, text, verdict.hint, f"echo_{verdict.kind.value}", "weak")]

@@ -54,8 +54,9 @@ MARKERS: tuple[Marker, ...] = (
        r"failure while handling (?:the )?request|Avg prompt throughput|Processed prompts|Added request|"
        r"Received request|"
        r"\"(?:GET|POST) /v1/\S* HTTP/[\d.]+\" 200"),
-    # An intentional stop only: "shutting down executor" after a worker died is a failure, not a stop.
-    _m(Phase.STOPPING, r"\[shutdown\]|^Shutting down\s*$|shutdown triggered|received signal[= ]SIG(?:INT|TERM)|"
+    # An intentional stop only: "shutting down executor" after a worker died is a failure, not a stop, and
+    # vLLM's "[shutdown]" lines alone are not one: they also follow an engine that died.
+    _m(Phase.STOPPING, r"^Shutting down\s*$|shutdown triggered|received signal[= ]SIG(?:INT|TERM)|"
        r"Waiting for application shutdown|^KeyboardInterrupt\s*$"),
 )
 PROGRESS_MARKERS: tuple[Marker, ...] = tuple(m for m in MARKERS if m.progress)

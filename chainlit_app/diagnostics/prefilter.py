@@ -49,6 +49,7 @@ _EXTRA_NEEDLES = (
     "sigsegv",
     "sigabrt",
     "segmentation",
+    "segfault",
     "core dumped",
     "signal",
     "exception",

@@ -350,7 +350,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"WorkerProc (?:initialization failed|hit an exception)|AsyncLLM output_handler failed|"
         r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an "
         r"exception|"
-        r"EngineCore encountered a fatal error|Exception in worker",
+        r"EngineCore encountered a fatal error|Exception in worker|engine core exited unexpectedly",
         role="wrapper",
         phases=STARTING,
         hint="A vLLM process failed; this line is a consequence, the cause is printed above it.",
@@ -367,7 +367,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"WorkerProc (?:initialization failed|hit an exception)|AsyncLLM output_handler failed|"
         r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an "
         r"exception|"
-        r"EngineCore encountered a fatal error|Exception in worker",
+        r"EngineCore encountered a fatal error|Exception in worker|engine core exited unexpectedly",
         role="wrapper",
         phases=SERVING,
         hint="A vLLM process failed; this line is a consequence, the cause is printed above it.",
