@@ -42,7 +42,8 @@ _CURLY_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 _MENTIONED = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
 _ACCESS = re.compile(r"\"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})")
 _FATAL = re.compile(
-    r"Fatal Python error|Segfault encountered|SIGSEGV|SIGABRT|SIGBUS|Segmentation fault|core dumped|\bsignal 11\b|exitcode=-(?:11|6)\b|"
+    r"Fatal Python error|Segfault encountered|"
+    r"SIGSEGV|SIGABRT|SIGBUS|Segmentation fault|core dumped|\bsignal 11\b|exitcode=-(?:11|6)\b|"
     r"died with (?:exit code -|signal)|terminated by signal|double free or corruption|free\(\): invalid|"
     r"realloc\(\): invalid|terminate called after throwing|thread '[^']*' panicked at",
     re.IGNORECASE,
