@@ -397,4 +397,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "utilization (0.9, 3.6 GiB).",
         ),
     ),
+    # Conditions beyond the text: a KeyError naming a weight, raised while weights are loaded, means the
+    # checkpoint's tensor names are not the ones this vLLM maps (another quantization format or revision).
+    rule(
+        "weight_name_unmapped",
+        K.STARTUP_FAILURE,
+        r"layer|expert|weight|bias|scale|proj|embed",
+        exception_types=("KeyError",),
+        raised_in=("model_loader", "model_executor/models/", "weight_utils", "load_weights"),
+        hint="The checkpoint holds a tensor this vLLM does not map: its quantization format or revision does "
+        "not match what this vLLM version supports; use a checkpoint made for it, or another vLLM version.",
+        examples=("KeyError: 'model.layers.0.mlp.experts.w13_weight'",),
+    ),
 )

@@ -125,8 +125,8 @@ def build_tiny_ernie(out: Path, tokenizer_dir: Path, chat_template: bool, eos_fi
     model.generation_config = GenerationConfig(bos_token_id=1, eos_token_id=eos_id, pad_token_id=eos_id)
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
-    (out / "chat_template.jinja").unlink(missing_ok=True)
     if not chat_template:
+        (out / "chat_template.jinja").unlink(missing_ok=True)
         _set_tokenizer_config(out, {"chat_template": None})
         config_path = out / "tokenizer_config.json"
         data = json.loads(config_path.read_text())

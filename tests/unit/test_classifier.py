@@ -60,12 +60,17 @@ def test_fix_texts_avoid_the_corrected_claims() -> None:
 def test_rule_examples_match_their_rule_and_pass_the_prefilter(rule: Rule) -> None:
     assert rule.needles, "every alternative of a pattern needs a literal for the pre-filter"
     assert rule.examples, "each rule documents at least one real-looking line"
-    phase = min(rule.phases)
+    context = Context(  # the conditions the rule states, met as a real log would meet them
+        min(rule.phases),
+        exception_type=rule.exception_types[0] if rule.exception_types else "",
+        raised_in=f"vllm/{rule.raised_in[0]}" if rule.raised_in else "",
+        level=rule.levels[0] if rule.levels else "",
+    )
     for example in rule.examples:
         message = parse_line(example).message
         assert rule.pattern.search(message), example
         assert interesting(example.lower()), example
-        matched = match_rule(message, phase)
+        matched = most_specific(RULES, message, context)
         assert matched is not None and matched.kind == rule.kind, (example, matched and matched.id)
 
 
