@@ -95,6 +95,11 @@ def test_panel_shows_engine_log_and_a_real_fault_as_text(app_server: AppServer, 
     assert "does not exist" in text
     assert "--served-model-name" in text or "CHAT_SERVED_MODEL_NAME" in text, "the fix is missing"
     assert "<img" in text, "the HTML in the log line must be shown as text"
+    # on what basis and where it was seen, in words, on the card the admin reads
+    basis = finding.first.locator(".diag-basis").inner_text()
+    assert "named by a rule" in basis and "engine log" in basis, basis
+    assert finding.first.get_attribute("data-basis") == "rule"
+    assert finding.first.get_attribute("data-source") == "log"
     assert page.evaluate("window.__xss") is None, "log text was rendered as HTML"
     assert page.locator("#diagnostics-panel img").count() == 0
     save_screenshot(page, "diagnostics.png")

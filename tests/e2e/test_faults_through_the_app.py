@@ -79,6 +79,13 @@ def test_garbled_answer_is_found_by_the_chat_as_decode_error(eos_first_app: AppS
     assert "U+FFFD" in entry["evidence"][0]["text"] or "control" in entry["evidence"][0]["text"]
 
 
+def test_prompt_longer_than_the_context_is_explained_before_it_reaches_vllm(app_server: AppServer) -> None:
+    """One message longer than the model's context (2,048 tokens): nothing can be left out, so the app
+    says so at once, with the figures and the setting to change, instead of sending a request vLLM refuses."""
+    _text, shown = run_in_thread(_ask(app_server, "word " * 5000))
+    assert "2048 tokens" in shown and "CHAT_MAX_MODEL_LEN" in shown, shown
+
+
 def _engine_core(api_server_pid: int) -> psutil.Process:
     """vLLM's engine process: the API server's child that runs the engine core (not the worker)."""
     children = psutil.Process(api_server_pid).children(recursive=True)
@@ -99,5 +106,5 @@ def test_segfault_of_the_engine_is_named_not_healthy(app_server: AppServer) -> N
     entry = run_in_thread(_open_finding(app_server, "engine_error", timeout=60))
     assert entry["source"] in ("log", "probe")
     evidence = " ".join(e["text"] for e in entry["evidence"])
-    assert any(word in evidence for word in ("SIGSEGV", "Segmentation", "died", "EngineCore", "Engine core")), evidence
+    assert any(word in evidence for word in ("SIGSEGV", "Segfault", "Segmentation", "died", "EngineCore")), evidence
     run_in_thread(app_server.wait_engine(("ready",), timeout=600))
