@@ -125,6 +125,13 @@ def _choice_text(choice: dict[str, Any]) -> tuple[str | None, str, bool]:
     return None, "", False
 
 
+def is_chunk(body: dict[str, Any]) -> bool:
+    """A piece of a streamed answer, not a whole answer."""
+    choices = body.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    return body.get("object") == "chat.completion.chunk" or "delta" in first
+
+
 def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
     """Judge a completion body (chat or completions, not a stream chunk): empty text that finished at
     once, or text that loops until the length limit."""
@@ -143,7 +150,7 @@ def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
         return judge_answer(None, "stop", tokens if isinstance(tokens, int) else None)
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return None
-    if body.get("object") == "chat.completion.chunk" or "delta" in choices[0]:
+    if is_chunk(body):
         delta = choices[0].get("delta")
         text = delta.get("content") if isinstance(delta, dict) else None
         return _garbled(text) if isinstance(text, str) else None
@@ -244,3 +251,42 @@ def judge_fragment(text: str) -> AnswerVerdict | None:
         int(tokens.group(1)) if tokens else None,
         reasoning=(reasoning.group(1) or "") if reasoning else "",
     )
+
+
+class StreamAssembler:
+    """Joins the chunks of streamed answers (`data: {...}` lines) by id, so that a whole streamed answer is
+    judged once it finishes: empty, looping or garbled. Bounded: at most `max_streams` open answers of at
+    most `max_chars` characters each (a log cut in the middle of a stream keeps nothing unbounded)."""
+
+    def __init__(self, max_streams: int = 16, max_chars: int = 8000) -> None:
+        self._texts: dict[str, list[str]] = {}
+        self._sizes: dict[str, int] = {}
+        self._max_streams = max_streams
+        self._max_chars = max_chars
+
+    def add(self, chunk: dict[str, Any]) -> AnswerVerdict | None:
+        """One chunk; a verdict when it finishes an answer that is not fine."""
+        choices = chunk.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return None
+        choice = choices[0]
+        key = f"{chunk.get('id', '')}/{choice.get('index', 0)}"
+        delta = choice.get("delta")
+        piece = delta.get("content") if isinstance(delta, dict) else choice.get("text")
+        if key not in self._texts:
+            if len(self._texts) >= self._max_streams:
+                oldest = next(iter(self._texts))
+                self._texts.pop(oldest)
+                self._sizes.pop(oldest)
+            self._texts[key], self._sizes[key] = [], 0
+        if isinstance(piece, str) and self._sizes[key] < self._max_chars:
+            self._texts[key].append(piece)
+            self._sizes[key] += len(piece)
+        finish = choice.get("finish_reason")
+        if not finish:
+            return None
+        text = "".join(self._texts.pop(key))
+        self._sizes.pop(key)
+        usage = chunk.get("usage")
+        tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        return judge_answer(text, str(finish), tokens if isinstance(tokens, int) else None)

@@ -21,13 +21,13 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from .answers import is_garbled, is_looping, judge_answer, judge_body, judge_fragment
+from .answers import StreamAssembler, is_chunk, is_garbled, is_looping, judge_answer, judge_body, judge_fragment
 from .events import Access, Body, EventFolder, Traceback
 from .exceptions import exception_name, lookup, raised_in
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
-from .phases import Phase, PhaseTracker
+from .phases import Phase, PhaseTracker, logger_shows_serving, stack_shows_serving
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
 from .rule_tables import RULES
 from .rules import ALL_PHASES, Context, most_specific
@@ -35,40 +35,22 @@ from .stats import StallWatch
 from .taxonomy import KINDS, Kind
 
 MAX_PLAIN_LINES = 500
-
-# Functions on a traceback's stack that show it happened while a request was served.
-_SERVING_FRAMES = re.compile(
-    r"serving_|create_chat_completion|create_completion|chat_completion_stream_generator|"
-    r"completion_stream_generator|output_handler|process_outputs|execute_model|_process_input_queue|"
-    r"run_busy_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
-    r"update_from_output|convert_tokens_to_string|decode|detokeniz|get_response|collective_rpc",
-)
-# Functions that run only while the server starts: their presence outweighs serving-looking frames
-# (a profiling run calls the model's forward as a request would).
-_STARTING_FRAMES = re.compile(
-    r"load_model|load_weights|from_engine_args|profile_run|determine_available_memory|create_engine_config|"
-    r"build_async_engine_client|get_config|from_pretrained|init_device|_initialize_kv_caches|capture_model|"
-    r"compile_or_warm_up_model|initialize_from_config|_init_executor|init_worker",
-)
 _COMPLETION_OUTPUT = re.compile(
     r"CompletionOutput\(index=\d+, text=(?P<q>['\"])(?P<text>.*?)(?P=q), token_ids=(?P<ids>\[[^\]]*\]|\S+)"
     r".*?finish_reason=(?P<finish>\w+)"
 )
-_SERVING_LOGGERS = re.compile(r"serving_|request_logger|async_llm|output_processor|detokenizer")
 _ECHOED_OUTPUT = re.compile(
     r"Generated response \S+: output: (?P<q>['\"])(?P<text>.*?)(?P=q)"
     r"(?:, output_token_ids.*?|, finish_reason: (?P<finish>\w+).*|$)"
 )
-_PLAIN_LINE_MIN = 12
-_MASS_ABORTS = 8
+_PLAIN_LINE_MIN, _MASS_ABORTS = 12, 8
 # Cheap first looks before the full patterns (most lines are neither).
 _MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)")
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
                            r"terminate called|panicked|signal|exitcode=-|died with|terminated by")
 # Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
-# First characters of the lines a server writes (levels, process tags, timestamps): anything else is
-# printed output, such as an answer.
+# How the lines a server writes begin (levels, process tags, times): anything else is printed output.
 _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 
@@ -91,6 +73,7 @@ class LineClassifier:
         self._phase_guesses: list[Finding] = []
         self._aborts = 0
         self._abort_second = ""
+        self._streams = StreamAssembler()
 
     @property
     def ready(self) -> bool:
@@ -162,7 +145,7 @@ class LineClassifier:
         output = _COMPLETION_OUTPUT.search(msg) if "CompletionOutput(" in msg else None
         if output is not None:
             return self._on_completion_output(output, lineno, text)
-        if not self._phases.seen_marker and _SERVING_LOGGERS.search(parsed.logger):
+        if not self._phases.seen_marker and logger_shows_serving(parsed.logger):
             self._phases.enter(Phase.SERVING)
         bare = self._folder.bare_exception(parsed, lineno) if _MAY_BE_EXCEPTION.match(msg) else None
         bare = None if bare is None or is_harmless(parsed) else bare
@@ -221,6 +204,12 @@ class LineClassifier:
     def _on_body(self, body: Body, parsed: ParsedLine) -> list[Finding]:
         """A completed JSON body: an answer is judged as an answer (the words it quotes decide nothing);
         anything else (error bodies, text that was not JSON after all) goes through the rules line by line."""
+        if body.data is not None and is_chunk(body.data):
+            self._phases.enter(Phase.SERVING)
+            whole = self._streams.add(body.data)  # the whole streamed answer, once its last chunk came
+            if whole is not None:
+                return [self._finding(whole.kind, body.line, whole.evidence, whole.hint,
+                                      f"stream_{whole.kind.value}", "decisive")]
         verdict = judge_body(body.data) if body.data is not None else judge_fragment(body.text)
         if verdict is None:
             if body.data is not None and "choices" in body.data:
@@ -368,9 +357,7 @@ class LineClassifier:
         """The log's phase; when the excerpt has no markers, what the traceback's stack shows."""
         if self._phases.seen_marker:
             return self.phase
-        functions = " ".join(tb.functions[-12:])
-        serving = bool(_SERVING_FRAMES.search(functions)) and not _STARTING_FRAMES.search(functions)
-        if serving:
+        if stack_shows_serving(tb.functions[-12:]):
             self._phases.enter(Phase.SERVING)
             return Phase.SERVING
         return Phase.BOOT

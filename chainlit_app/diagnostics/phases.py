@@ -108,3 +108,32 @@ class PhaseTracker:
         if phase > self.phase:
             self.phase = phase
         self.seen_marker = True
+
+
+# What a log shows about its phase without a marker (an excerpt): where a traceback ran, which logger wrote.
+# Functions on a traceback's stack that show it happened while a request was served.
+_SERVING_FRAMES = re.compile(
+    r"serving_|create_chat_completion|create_completion|chat_completion_stream_generator|"
+    r"completion_stream_generator|output_handler|process_outputs|execute_model|_process_input_queue|"
+    r"run_busy_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
+    r"update_from_output|convert_tokens_to_string|decode|detokeniz|get_response|collective_rpc",
+)
+# Functions that run only while the server starts: their presence outweighs serving-looking frames
+# (a profiling run calls the model's forward as a request would).
+_STARTING_FRAMES = re.compile(
+    r"load_model|load_weights|from_engine_args|profile_run|determine_available_memory|create_engine_config|"
+    r"build_async_engine_client|get_config|from_pretrained|init_device|_initialize_kv_caches|capture_model|"
+    r"compile_or_warm_up_model|initialize_from_config|_init_executor|init_worker",
+)
+_SERVING_LOGGERS = re.compile(r"serving_|request_logger|async_llm|output_processor|detokenizer")
+
+
+def stack_shows_serving(functions: list[str]) -> bool:
+    """True when a traceback's functions are the serving path's and none runs only at start-up."""
+    joined = " ".join(functions)
+    return bool(_SERVING_FRAMES.search(joined)) and not _STARTING_FRAMES.search(joined)
+
+
+def logger_shows_serving(logger: str) -> bool:
+    """True for loggers that write only while requests are served."""
+    return bool(logger) and bool(_SERVING_LOGGERS.search(logger))

@@ -3,6 +3,7 @@ the root cause is the earliest real cause, wrappers never win, harmless warnings
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -401,3 +402,20 @@ def test_redact_keeps_ordinary_text_and_masks_given_secrets() -> None:
         redact("connected with my-pass-123 to 127.0.0.1", ["my-pass-123"])
         == "connected with *** to 127.0.0.1"
     )
+
+
+def _chunk(content: str, finish: str | None = None, rid: str = "chatcmpl-1") -> str:
+    body = {"id": rid, "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]}
+    return "data: " + json.dumps(body)
+
+
+def test_a_streamed_answer_is_judged_whole_when_it_finishes() -> None:
+    assert classify_lines([_chunk("Paris"), _chunk(" is the capital of France.", "stop")]).kind == HEALTHY
+    empty = classify_lines([_chunk(""), _chunk("", "stop")])
+    assert empty.kind == "empty_output" and empty.root is not None and empty.root.rule == "stream_empty_output"
+    looping = [_chunk("la la la la la ") for _ in range(40)] + [_chunk("", "length")]
+    assert classify_lines(looping).kind == "degenerate_output"
+    # two answers streamed at once do not mix
+    mixed = [_chunk("Paris", rid="a"), _chunk("", rid="b"), _chunk(" is it.", "stop", "a"), _chunk("", "stop", "b")]
+    assert [f.kind for f in classify_lines(mixed).findings] == ["empty_output"]
