@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from .answers import StreamAssembler, is_chunk, is_garbled, is_looping, judge_answer, judge_body, judge_fragment
+from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .events import Access, Body, EventFolder, Traceback
 from .exceptions import exception_name, lookup, raised_in
 from .findings import Finding, evidence_text
@@ -29,33 +29,22 @@ from .harmless import SHM_WAIT, is_harmless
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
 from .phases import Phase, PhaseTracker, logger_shows_serving, stack_shows_serving
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
+from .printed import COMPLETION_OUTPUT, PrintedOutput
 from .rule_tables import RULES
 from .rules import ALL_PHASES, Context, most_specific
 from .stats import StallWatch
 from .taxonomy import KINDS, Kind
 
-MAX_PLAIN_LINES = 500
-_COMPLETION_OUTPUT = re.compile(
-    r"CompletionOutput\(index=\d+, text=(?P<q>['\"])(?P<text>.*?)(?P=q), token_ids=(?P<ids>\[[^\]]*\]|\S+)"
-    r".*?finish_reason=(?P<finish>\w+)"
-)
-_ECHOED_OUTPUT = re.compile(
-    r"Generated response \S+: output: (?P<q>['\"])(?P<text>.*?)(?P=q)"
-    r"(?:, output_token_ids.*?|, finish_reason: (?P<finish>\w+).*|$)"
-)
-_PLAIN_LINE_MIN, _MASS_ABORTS = 12, 8
+_MASS_ABORTS = 8
 # Cheap first looks before the full patterns (most lines are neither).
 _MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)")
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
                            r"terminate called|panicked|signal|exitcode=-|died with|terminated by")
-# Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
-_NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
 _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
-_PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 
 
-class LineClassifier:
+class LineClassifier(PrintedOutput):
     """Stateful, streaming line classifier: `feed` each line once, in order, with its 1-based number."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
@@ -74,6 +63,9 @@ class LineClassifier:
         self._aborts = 0
         self._abort_second = ""
         self._streams = StreamAssembler()
+        self._gauges: dict[str, float] = {}
+        self._glued = 0
+        self._gauge_reported = False
 
     @property
     def ready(self) -> bool:
@@ -142,7 +134,7 @@ class LineClassifier:
             found = self._on_access(access, text)
             if found is not None:
                 return found
-        output = _COMPLETION_OUTPUT.search(msg) if "CompletionOutput(" in msg else None
+        output = COMPLETION_OUTPUT.search(msg) if "CompletionOutput(" in msg else None
         if output is not None:
             return self._on_completion_output(output, lineno, text)
         if not self._phases.seen_marker and logger_shows_serving(parsed.logger):
@@ -156,10 +148,15 @@ class LineClassifier:
             return found
         fatal = self._folder.fatal(msg, lineno) if _MAY_BE_FATAL.search(msg) else None
         if fatal is not None:
-            return self._phase_default(lineno, text, "a fatal signal", "fallback")
+            # native code (kernels, NCCL) runs once the model is loaded: in an excerpt that shows no phase at
+            # all, a fatal signal is read as a crash while serving
+            phase = None if self._phases.seen_marker else Phase.SERVING
+            return self._phase_default(lineno, text, "a fatal signal", "fallback", phase)
         if parsed.level == "ERROR" and self.phase != Phase.STOPPING and not is_harmless(parsed) \
                 and not msg[:1].isspace():  # an indented line is a fragment of a traceback, not a message
             return self._phase_default(lineno, text, "an error line", "weak")
+        if msg.startswith("vllm:num_requests_"):
+            return self._gauge(msg, lineno, text)
         if not parsed.level and not parsed.process:
             return self._plain_line(msg, lineno, text)
         return []
@@ -224,33 +221,6 @@ class LineClassifier:
         return [self._finding(verdict.kind, body.line, text, verdict.hint, f"body_{verdict.kind.value}",
                               "decisive")]
 
-    def _on_echo(self, msg: str, lineno: int, text: str) -> list[Finding]:
-        """An echo of a request or an answer: the words it quotes are never matched against the error
-        rules. A logged answer is judged as an answer (garbled, empty, looping), as a symptom only."""
-        m = _ECHOED_OUTPUT.search(msg)
-        if m is None:
-            return []
-        output = m.group("text")
-        if "\ufffd" in output:
-            hint = "The logged answer holds U+FFFD: the tokenizer and the model do not fit together, or the " \
-                   "numerics are broken (try --dtype float32 on a CPU)."
-            return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "echo_output_garbled", "weak")]
-        verdict = judge_answer(output.encode().decode("unicode_escape", "ignore") if "\\n" in output else output,
-                               m.group("finish"), None)
-        if verdict is None:
-            return []
-        return [self._finding(verdict.kind, lineno, text, verdict.hint, f"echo_{verdict.kind.value}", "weak")]
-
-    def _on_completion_output(self, m: re.Match[str], lineno: int, text: str) -> list[Finding]:
-        ids = m.group("ids")
-        tokens = ids.count(",") + 1 if ids.startswith("[") and ids != "[]" else None
-        finish = m.group("finish")
-        verdict = judge_answer(m.group("text"), None if finish == "None" else finish, tokens)
-        if verdict is None:
-            return []
-        return [self._finding(verdict.kind, lineno, text, verdict.hint, f"output_{verdict.kind.value}",
-                              "decisive")]
-
     def _on_access(self, access: Access, text: str) -> list[Finding] | None:
         """Count successful chats and read meaning into bare 400 responses, which vLLM logs without the
         reason (the reason only reaches the client). None: let the rules decide."""
@@ -274,25 +244,6 @@ class LineClassifier:
             "max_model_len; the chat's error message says for sure."
         )
         return [self._finding(Kind.CONTEXT_LENGTH, access.line, text, hint, "access_400", "weak")]
-
-    def _plain_line(self, msg: str, lineno: int, text: str) -> list[Finding]:
-        """Lines without any log prefix are printed output: an answer that repeats itself shows here."""
-        key = msg.strip()
-        if self._loop_reported or len(key) < _PLAIN_LINE_MIN or _PROGRESS_BAR.search(key) \
-                or _NOT_AN_ANSWER.search(key):
-            return []
-        if len(self._plain) >= MAX_PLAIN_LINES:
-            self._plain.clear()
-        if len(key) >= 20 and is_garbled(key):
-            hint = "Printed output is not readable text: the tokenizer does not fit the model, or the numerics " \
-                   "are broken (on a CPU serve with --dtype float32)."
-            return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_garbled", "weak")]
-        self._plain[key] += 1
-        if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
-            self._loop_reported = True
-            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix[0]
-            return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_output_loops", "weak")]
-        return []
 
     def finish(self) -> list[Finding]:
         """The log (or the excerpt) ends: name what is still open. A traceback whose exception line never

@@ -50,6 +50,7 @@ _EXTRA_NEEDLES = (
     "sigabrt",
     "segmentation",
     "segfault",
+    "vllm:num_requests_",
     "core dumped",
     "signal",
     "exception",

@@ -31,6 +31,7 @@ class StallWatch:
 
     def __init__(self) -> None:
         self._waiting_idle = 0
+        self._crawling = 0
         self._no_tokens = 0
         self._queue_stuck = 0
         self._stall_reported = False
@@ -68,7 +69,10 @@ class StallWatch:
         self._waiting_idle = self._waiting_idle + 1 if running == 0 and waiting > 0 else 0
         self._no_tokens = self._no_tokens + 1 if busy and gen_tps == 0 and prompt_tps == 0 else 0
         self._queue_stuck = self._queue_stuck + 1 if waiting > 0 and prompt_tps == 0 else 0
-        if not (self._waiting_idle or self._no_tokens or self._queue_stuck):
+        # decoding only, yet under one token a second per running request: a GPU does hundreds
+        crawling = running > 0 and prompt_tps == 0 and 0 < gen_tps < running
+        self._crawling = self._crawling + 1 if crawling else 0
+        if not (self._waiting_idle or self._no_tokens or self._queue_stuck or self._crawling):
             self._stall_reported = False  # the episode is over; a new one may be reported
         if self._waiting_idle >= 2:
             return f"{waiting} requests wait while none runs"
@@ -76,6 +80,8 @@ class StallWatch:
             return f"{running} running and {waiting} waiting requests at 0 tokens/s for 3 reports in a row"
         if self._queue_stuck >= 3:
             return f"{waiting} requests keep waiting and no new prompt is admitted"
+        if self._crawling >= 3:
+            return f"{running} running requests share {gen_tps:g} tokens/s for 3 reports in a row"
         return ""
 
     def shm_wait(self, serving: bool) -> StallSignal | None:

@@ -1,0 +1,118 @@
+"""Printed output in a log: answers vLLM echoes, `CompletionOutput` printouts, a pasted /metrics page and
+plain lines (no log prefix) that are an answer someone printed. Judged as answers, never as errors.
+
+Mixed into `LineClassifier`, kept apart so that each file holds one concern.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .answers import is_garbled, is_looping, judge_answer
+from .findings import Finding
+from .taxonomy import KINDS, Kind
+
+MAX_PLAIN_LINES = 500
+COMPLETION_OUTPUT = re.compile(
+    r"CompletionOutput\(index=\d+, text=(?P<q>['\"])(?P<text>.*?)(?P=q), token_ids=(?P<ids>\[[^\]]*\]|\S+)"
+    r".*?finish_reason=(?P<finish>\w+)"
+)
+_ECHOED_OUTPUT = re.compile(
+    r"Generated response \S+: output: (?P<q>['\"])(?P<text>.*?)(?P=q)"
+    r"(?:, output_token_ids.*?|, finish_reason: (?P<finish>\w+).*|$)"
+)
+_PLAIN_LINE_MIN = 12
+_GLUED = re.compile(r"[A-Za-z][\U0001F300-\U0001FAFF]|[\U0001F300-\U0001FAFF][A-Za-z]")
+_GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
+# Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
+_NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
+_PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
+
+
+class PrintedOutput:
+    """Reading printed answers; the classifier provides `_finding` and this state."""
+
+    _plain: Counter[str]
+    _glued: int
+    _loop_reported: bool
+    _gauges: dict[str, float]
+    _gauge_reported: bool
+
+    def _finding(self, kind: Kind | str, lineno: int, text: str, hint: str, rule: str, role: str,
+                 basis: str = "rule") -> Finding:
+        raise NotImplementedError
+
+    def _on_echo(self, msg: str, lineno: int, text: str) -> list[Finding]:
+        """An echo of a request or an answer: the words it quotes are never matched against the error
+        rules. A logged answer is judged as an answer (garbled, empty, looping), as a symptom only."""
+        m = _ECHOED_OUTPUT.search(msg)
+        if m is None:
+            return []
+        output = m.group("text")
+        if "\ufffd" in output:
+            hint = "The logged answer holds U+FFFD: the tokenizer and the model do not fit together, or the " \
+                   "numerics are broken (try --dtype float32 on a CPU)."
+            return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "echo_output_garbled", "weak")]
+        verdict = judge_answer(output.encode().decode("unicode_escape", "ignore") if "\\n" in output else output,
+                               m.group("finish"), None)
+        if verdict is None:
+            return []
+        return [self._finding(verdict.kind, lineno, text, verdict.hint, f"echo_{verdict.kind.value}", "weak")]
+
+    def _on_completion_output(self, m: re.Match[str], lineno: int, text: str) -> list[Finding]:
+        ids = m.group("ids")
+        tokens = ids.count(",") + 1 if ids.startswith("[") and ids != "[]" else None
+        finish = m.group("finish")
+        verdict = judge_answer(m.group("text"), None if finish == "None" else finish, tokens)
+        if verdict is None:
+            return []
+        return [self._finding(verdict.kind, lineno, text, verdict.hint, f"output_{verdict.kind.value}",
+                              "decisive")]
+
+    def _plain_line(self, msg: str, lineno: int, text: str) -> list[Finding]:
+        """Lines without any log prefix are printed output: an answer that repeats itself shows here."""
+        key = msg.strip()
+        found = self._printed_block(key, lineno, text)
+        if found:
+            return found
+        if self._loop_reported or len(key) < _PLAIN_LINE_MIN or _PROGRESS_BAR.search(key) \
+                or _NOT_AN_ANSWER.search(key):
+            return []
+        if len(self._plain) >= MAX_PLAIN_LINES:
+            self._plain.clear()
+        if len(key) >= 20 and is_garbled(key):
+            hint = "Printed output is not readable text: the tokenizer does not fit the model, or the numerics " \
+                   "are broken (on a CPU serve with --dtype float32)."
+            return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_garbled", "weak")]
+        self._plain[key] += 1
+        if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
+            self._loop_reported = True
+            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix[0]
+            return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_output_loops", "weak")]
+        return []
+
+    def _printed_block(self, key: str, lineno: int, text: str) -> list[Finding]:
+        """Across the printed lines so far: an answer whose words are glued to emoji again and again is
+        tokens drawn at random."""
+        if self._loop_reported or _NOT_AN_ANSWER.search(key) or _PROGRESS_BAR.search(key):
+            return []
+        self._glued += len(_GLUED.findall(key))
+        if self._glued >= 5:
+            self._loop_reported = True
+            hint = "Printed output is fragments glued to symbols: tokens drawn at random (broken numerics, or a " \
+                   "tokenizer that does not fit the model)."
+            return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_fragments", "weak")]
+        return []
+
+    def _gauge(self, msg: str, lineno: int, text: str) -> list[Finding]:
+        """A pasted /metrics page: requests waiting while none runs is a stall, as in the stats lines."""
+        m = _GAUGE.match(msg)
+        if m is None:
+            return []
+        self._gauges[m.group(1)] = float(m.group(2))
+        if self._gauges.get("waiting", 0) > 0 and self._gauges.get("running") == 0 and not self._gauge_reported:
+            self._gauge_reported = True
+            hint = "Requests wait while none runs (/metrics): the engine is stuck or cannot admit them."
+            return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, hint, "metrics_waiting_none_running", "weak")]
+        return []
