@@ -31,7 +31,6 @@ KNOWN_HEALTHY_MISSES = {
     "gh338_tp4_t4_throughput_0_pending_3.log": "one stats line (3 pending, none running); a stall needs two",
     "vllmomni2928_wan22_14h_stability_shm_broadcast_stall.log": "one shared-memory wait; a stall needs two",
     "gh15752_gemma3_12b_request_description_loop.log": "the looping description is shown once, not repeated",
-    "gh9183_qwen25_math_7b_gibberish_multilingual_tokens.log": "gibberish in one script, no U+FFFD",
 }
 _THREAD = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
 
