@@ -8,6 +8,17 @@ from __future__ import annotations
 from .rules import SERVING, STARTING, Rule, rule
 from .taxonomy import Kind as K
 
+# A vLLM process failed: the same words before ready (a start-up failure) and after (an engine error).
+_PROCESS_FAILED = (
+    r"Engine core initialization failed|Engine process failed to start|EngineCore failed to start|"
+    r"Engine core proc \S+ died unexpectedly|(?:APIServer|API server|ApiServer)\b.{0,60}\bexited|"
+    r"Worker proc \S+ died unexpectedly|Error executing method|Worker failed with error|"
+    r"WorkerProc (?:initialization failed|hit an exception)|AsyncLLM output_handler failed|"
+    r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an "
+    r"exception|"
+    r"EngineCore encountered a fatal error|Exception in worker|engine core exited unexpectedly"
+)
+
 SERVING_RULES: tuple[Rule, ...] = (
     # --- request-level errors ---
     rule(
@@ -344,13 +355,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "engine_failed",
         K.STARTUP_FAILURE,
-        r"Engine core initialization failed|Engine process failed to start|EngineCore failed to start|"
-        r"Engine core proc \S+ died unexpectedly|(?:APIServer|API server|ApiServer)\b.{0,60}\bexited|"
-        r"Worker proc \S+ died unexpectedly|Error executing method|Worker failed with error|"
-        r"WorkerProc (?:initialization failed|hit an exception)|AsyncLLM output_handler failed|"
-        r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an "
-        r"exception|"
-        r"EngineCore encountered a fatal error|Exception in worker|engine core exited unexpectedly",
+        _PROCESS_FAILED,
         role="wrapper",
         phases=STARTING,
         hint="A vLLM process failed; this line is a consequence, the cause is printed above it.",
@@ -361,13 +366,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "engine_failed_serving",
         K.ENGINE_ERROR,
-        r"Engine core initialization failed|Engine process failed to start|EngineCore failed to start|"
-        r"Engine core proc \S+ died unexpectedly|(?:APIServer|API server|ApiServer)\b.{0,60}\bexited|"
-        r"Worker proc \S+ died unexpectedly|Error executing method|Worker failed with error|"
-        r"WorkerProc (?:initialization failed|hit an exception)|AsyncLLM output_handler failed|"
-        r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an "
-        r"exception|"
-        r"EngineCore encountered a fatal error|Exception in worker|engine core exited unexpectedly",
+        _PROCESS_FAILED,
         role="wrapper",
         phases=SERVING,
         hint="A vLLM process failed; this line is a consequence, the cause is printed above it.",

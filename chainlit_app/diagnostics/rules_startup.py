@@ -9,6 +9,12 @@ from .phases import Phase
 from .rules import SERVING, Rule, rule
 from .taxonomy import Kind as K
 
+# A fault inside a GPU kernel: the same words during loading (start-up) and while serving.
+_KERNEL_FAULT = (
+    r"illegal memory access|an illegal instruction was encountered|misaligned address|"
+    r"device-side assert(?:ion)? triggered|unspecified launch failure|\.cu:\d+: .{0,120}Assertion .{0,200} failed"
+)
+
 STARTUP_RULES: tuple[Rule, ...] = (
     # --- model source problems that look like network/auth errors: must precede those rules ---
     rule(
@@ -315,8 +321,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     rule(
         "cuda_fault_starting",
         K.STARTUP_FAILURE,
-        r"illegal memory access|an illegal instruction was encountered|misaligned address|"
-        r"device-side assert(?:ion)? triggered|unspecified launch failure|\.cu:\d+: .{0,120}Assertion .{0,200} failed",
+        _KERNEL_FAULT,
         phases=frozenset({Phase.LOADING}),
         hint="A GPU kernel faulted during start-up (profiling or graph capture): retry with --enforce-eager "
         "and another attention backend; check that driver, CUDA and torch belong together.",
@@ -325,8 +330,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     rule(
         "cuda_fault_serving",
         K.ENGINE_ERROR,
-        r"illegal memory access|an illegal instruction was encountered|misaligned address|"
-        r"device-side assert(?:ion)? triggered|unspecified launch failure|\.cu:\d+: .{0,120}Assertion .{0,200} failed",
+        _KERNEL_FAULT,
         phases=SERVING | {Phase.BOOT},
         hint="A GPU kernel faulted while serving: retry with --enforce-eager and another attention backend; "
         "if one request triggers it every time, report it with CUDA_LAUNCH_BLOCKING=1.",
