@@ -27,6 +27,7 @@ from chainlit_app.conversation import (
     clean_input,
     with_note,
 )
+from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.stream import open_chat_stream, piece
 from chainlit_app.failures import explain
 from chainlit_app.history import FIRST_TOKEN_GATE
@@ -65,13 +66,13 @@ def _conversation() -> Conversation:
 def engine_line(runtime: Runtime) -> str:
     """One line on where the engine is, for people waiting on it."""
     status = runtime.status
-    state = str(status.state)
     if runtime.is_ready():
         return f"Model **{runtime.served_model_name}** is ready."
-    if state == "failed":
+    if status.state == EngineState.FAILED:
         return f"The model server could not start: {status.error or 'see the diagnostics panel'}"
-    if runtime.settings.mode == "attach":
-        return f"Waiting for the vLLM server at {runtime.base_url}" + (f": {status.error}" if status.error else "")
+    if runtime.engine.waiting_for is not None:
+        return f"Waiting for the vLLM server at {runtime.engine.waiting_for}" + (
+            f": {status.error}" if status.error else "")
     started = status.started_at or runtime.started_at
     elapsed = int(time.time() - started)
     progress = f" — {status.progress}" if status.progress else ""

@@ -26,7 +26,7 @@ from chainlit_app.diagnostics import (
 )
 from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.probe import EngineProbe, MetricsSnapshot
-from chainlit_app.engine.supervisor import EngineState, EngineStatus
+from chainlit_app.engine.status import EngineState, EngineStatus
 
 log = logging.getLogger(__name__)
 

@@ -25,13 +25,13 @@ def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
     """The contract: engine state, findings, log tail, metrics. No key or secret is in it."""
     runtime.monitor.panel_viewed()
     status = runtime.status.to_json()
-    supervisor = runtime.supervisor
     status["mode"] = runtime.settings.mode
     status["healthy"] = runtime.monitor.healthy
     status["version"] = runtime.monitor.version
-    status["process_control"] = runtime.settings.mode == "spawn"
-    if supervisor is not None and supervisor.process is not None and supervisor.process.alive():
-        status["rss_mib"] = round(supervisor.process.rss_bytes() / 2**20)
+    status["process_control"] = runtime.engine.process_control
+    process = runtime.engine.process
+    if process is not None and process.alive():
+        status["rss_mib"] = round(process.rss_bytes() / 2**20)
     status["app_rss_mib"] = round(psutil.Process(os.getpid()).memory_info().rss / 2**20)
     status["now"] = time.time()
     return {"engine": status, "streaming": runtime.pace.snapshot(), **runtime.monitor.snapshot()}

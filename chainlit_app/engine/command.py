@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chainlit_app.engine.hardware import has_nvidia_gpu
+
+if TYPE_CHECKING:
+    from chainlit_app.models import ResolvedModel
+    from chainlit_app.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,42 @@ class LaunchSpec:
     def base_url(self) -> str:
         """Where this launch serves (the port is chosen per launch)."""
         return f"http://{self.host}:{self.port}"
+
+    @classmethod
+    def from_settings(cls, settings: Settings, resolved: ResolvedModel,
+                      overrides: Mapping[str, object] | None = None, gpu_present: bool | None = None) -> LaunchSpec:
+        """The one place where settings become a launch: the runtime, the doctor and the benchmarks build
+        theirs here, so they cannot drift apart. `overrides` replaces fields by name (a remedy's changed
+        settings; the benchmark's fixed port and key); an unknown name is an error, not a silent no-op.
+        The port stays `settings.port` (0: the supervisor picks one per launch) and the key empty (the
+        supervisor makes one per launch) unless overridden."""
+        spec = cls(
+            model=resolved.model,
+            served_model_name=resolved.served_name,
+            host=settings.host,
+            port=settings.port,
+            api_key="",
+            max_model_len=settings.max_model_len,
+            dtype=settings.dtype,
+            enforce_eager=settings.enforce_eager,
+            on_gpu=runs_on_gpu(settings.device, has_nvidia_gpu() if gpu_present is None else gpu_present),
+            kv_cache_gib=settings.kv_cache_gib,
+            gpu_memory_utilization=settings.gpu_memory_utilization,
+            single_process=settings.single_process,
+            extra_args=split_extra_args(settings.extra_args),
+            cache_dir=settings.data_dir / "cache",
+        )
+        if not overrides:
+            return spec
+        unknown = set(overrides) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown launch setting(s): {', '.join(sorted(unknown))}")
+        return replace(spec, **overrides)  # type: ignore[arg-type]
+
+
+def runs_on_gpu(device: str, gpu_present: bool) -> bool:
+    """CHAT_DEVICE=gpu, or `auto` with an NVIDIA GPU present; everything else serves on the CPU."""
+    return device == "gpu" or (device == "auto" and gpu_present)
 
 
 def effective_dtype(requested: str, on_gpu: bool) -> str:

@@ -9,33 +9,20 @@ import secrets
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
-from enum import StrEnum
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
 from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from chainlit_app.engine.command import LaunchSpec, build_argv, build_env, redacted_argv
-from chainlit_app.engine.logfiles import latest_progress, read_tail, rotate
+from chainlit_app.engine.logfiles import latest_progress, launch_banner, read_tail, rotate
 from chainlit_app.engine.probe import EngineProbe
 from chainlit_app.engine.process import GroupProcess
+from chainlit_app.engine.status import EngineState, EngineStatus
 
 log = logging.getLogger(__name__)
 HEALTH_POLL_SECONDS = 0.1
-
-
-class EngineState(StrEnum):
-    IDLE = "idle"
-    PREPARING = "preparing"
-    STARTING = "starting"
-    READY = "ready"
-    CRASHED = "crashed"
-    RESTARTING = "restarting"
-    FAILED = "failed"
-    STOPPING = "stopping"
-    STOPPED = "stopped"
-    ATTACHED = "attached"
 
 
 class EngineStartError(RuntimeError):
@@ -45,34 +32,6 @@ class EngineStartError(RuntimeError):
         super().__init__(message)
         self.tail = tail
         self.returncode = returncode
-
-
-@dataclass
-class EngineStatus:
-    """What the chat and the panel show of the engine."""
-
-    state: EngineState = EngineState.IDLE
-    model: str = ""
-    served_model_name: str = ""
-    host: str = "127.0.0.1"
-    port: int | None = None
-    pid: int | None = None
-    restarts: int = 0
-    launches: int = 0
-    started_at: float | None = None
-    ready_at: float | None = None
-    startup_seconds: float | None = None
-    progress: str | None = None
-    error: str | None = None
-    last_exit_code: int | None = None
-    log_file: str | None = None
-    notice: str | None = None
-
-    def to_json(self) -> dict[str, object]:
-        data = asdict(self)
-        data["state"] = str(self.state)
-        data["uptime"] = round(time.time() - self.ready_at, 1) if self.ready_at else None
-        return data
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -93,7 +52,6 @@ class SupervisorConfig:
     startup_timeout: float = 900.0
     backoff_max: float = 30.0
     fixed_port: bool = False
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 Listener = Callable[[EngineStatus], None]
@@ -118,6 +76,7 @@ class Supervisor:
         self._early_started: float | None = None
         self._stopping = False
         self._listeners: list[Listener] = []
+        self.argv: list[str] = []  # the last launch's command line (the key goes by environment, never here)
 
     # -- public API -------------------------------------------------------------------------------
     @property
@@ -179,6 +138,11 @@ class Supervisor:
         self._close_log()
         self._set(state=EngineState.STOPPED, pid=None)
 
+    async def restart(self) -> None:
+        """Stop the server and launch it again, with a fresh port and key (an admin's restart)."""
+        await self.stop()
+        await self.start()
+
     # -- internals --------------------------------------------------------------------------------
     def _set(self, **changes: object) -> None:
         self.status = replace(self.status, **changes)  # type: ignore[arg-type]
@@ -238,8 +202,8 @@ class Supervisor:
         rotate(self.config.log_file, self.config.log_keep)
         handle = self.config.log_file.open("ab", buffering=0)
         self._log_handle = handle
-        argv = build_argv(self.config.python, self.spec)
-        handle.write(f"# chat console: launching {' '.join(redacted_argv(argv))}\n".encode())
+        argv = self.argv = build_argv(self.config.python, self.spec)
+        handle.write(launch_banner(redacted_argv(argv)))
         env = build_env(self.spec)
         self._process = GroupProcess(argv, env, handle)
         self._ready.clear()

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from chainlit_app.chat import engine_line
-from chainlit_app.engine.supervisor import EngineState, Supervisor, free_port
+from chainlit_app.engine.status import EngineState
+from chainlit_app.engine.supervisor import Supervisor, free_port
 from chainlit_app.runtime import Runtime
 from tests.conftest import DEMO_SERVED, settings_for_tests
 
@@ -49,7 +50,7 @@ async def test_attach_chats_with_a_server_it_did_not_start(demo_server: Supervis
             model=runtime.served_model_name, messages=[{"role": "user", "content": "What is the capital of France?"}],
             max_tokens=32, temperature=0.0)
         assert "Paris" in (reply.choices[0].message.content or "")
-        assert runtime.supervisor is None, "attach mode never spawns"
+        assert runtime.engine.process is None and not runtime.engine.process_control, "attach mode never spawns"
 
 
 async def test_wrong_key_is_auth(demo_server: Supervisor, tmp_path: Path) -> None:

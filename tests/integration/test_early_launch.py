@@ -21,21 +21,22 @@ def test_vllm_is_launched_before_the_event_loop_and_start_up_adopts_it(demo_mode
                                   temperature=0.0)
     cold = Runtime(settings)
     assert cold.launch_early() is False, "a cold engine-facts cache means a vLLM import first: not early"
-    assert cold.supervisor is None
+    assert cold.engine.process is None
     run_preflight(config_from_settings(settings, model=str(demo_model)))  # what an install's first start does
 
     runtime = Runtime(settings)
     assert runtime.launch_early() is True
-    supervisor = runtime.supervisor
-    assert supervisor is not None and supervisor.process is not None and supervisor.process.alive()
-    early_pid = supervisor.process.pid
+    early = runtime.engine.process
+    assert early is not None and early.alive()
+    early_pid = early.pid
 
     async def start_and_ask() -> str:
         runtime.start_background()
         try:
             assert await runtime.wait_ready(300), runtime.status.error
-            assert supervisor.process is not None and supervisor.process.pid == early_pid, "adopted, not relaunched"
-            assert supervisor.status.launches == 1
+            process = runtime.engine.process
+            assert process is not None and process.pid == early_pid, "adopted, not relaunched"
+            assert runtime.status.launches == 1
             answer = await runtime.client().chat.completions.create(
                 model=runtime.served_model_name, temperature=0.0, max_tokens=12,
                 messages=[{"role": "user", "content": "What is the capital of France?"}],
@@ -45,4 +46,4 @@ def test_vllm_is_launched_before_the_event_loop_and_start_up_adopts_it(demo_mode
             await runtime.stop()
 
     assert "Paris" in asyncio.run(start_and_ask())
-    assert not supervisor.process.alive()
+    assert not early.alive()

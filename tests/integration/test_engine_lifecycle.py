@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from chainlit_app.diagnostics import from_exception
-from chainlit_app.engine.supervisor import EngineState
+from chainlit_app.engine.status import EngineState
 from tests.conftest import make_supervisor, need_engine
 
 pytestmark = pytest.mark.integration

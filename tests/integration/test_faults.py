@@ -18,7 +18,8 @@ import openai
 import pytest
 import pytest_asyncio
 
-from chainlit_app.engine.supervisor import EngineState, Supervisor
+from chainlit_app.engine.status import EngineState
+from chainlit_app.engine.supervisor import Supervisor
 from chainlit_app.monitor import Endpoint, Monitor
 from tests.conftest import build_tiny_ernie, make_supervisor, need_engine
 

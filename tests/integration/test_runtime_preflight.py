@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chainlit_app.engine.supervisor import EngineState
+from chainlit_app.engine.status import EngineState
 from chainlit_app.runtime import Runtime
 from tests.conftest import MODELS_DIR, need_engine, settings_for_tests
 
@@ -33,7 +33,7 @@ async def test_broken_model_is_refused_before_spawning(tiny_ernie: Path, tmp_pat
             await asyncio.sleep(0.2)
         elapsed = time.monotonic() - started
         assert runtime.status.state == EngineState.FAILED
-        assert runtime.supervisor is None, "vLLM must not be launched for a blocked deployment"
+        assert runtime.engine.process is None, "vLLM must not be launched for a blocked deployment"
         assert "FooBarForCausalLM" in (runtime.status.error or "")
         kinds = {(f["kind"], f["evidence"][0]["source"]) for f in runtime.monitor.store.snapshot()}
         assert ("startup_failure", "preflight") in kinds

@@ -1,0 +1,204 @@
+"""A vLLM server the app owns: resolve the model, run the doctor, spawn and supervise it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+from chainlit_app.diagnostics import FindingsStore
+from chainlit_app.diagnostics.engine_facts import facts_are_cached
+from chainlit_app.diagnostics.preflight import Check, config_from_settings, is_blocking, run_preflight
+from chainlit_app.engine.command import LaunchSpec
+from chainlit_app.engine.process import GroupProcess
+from chainlit_app.engine.status import EngineState, EngineStatus
+from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig
+from chainlit_app.handles.base import StatusListener
+from chainlit_app.models import ResolvedModel, resolve_model, resolve_model_at_once
+from chainlit_app.monitor import Endpoint
+from chainlit_app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class SpawnedEngine:
+    """The supervisor does the process work; this adds what comes before it (model, doctor, early launch)."""
+
+    process_control = True
+    waiting_for = None
+
+    def __init__(self, settings: Settings, store: FindingsStore):
+        self.settings = settings
+        self.store = store
+        self.resolved: ResolvedModel | None = None
+        self.supervisor: Supervisor | None = None
+        self._prepare_status = EngineStatus(state=EngineState.PREPARING, progress="resolving the model")
+        self._early_checks: list[Check] = []
+        self._early_launched: bool | None = None  # tried already: at interpreter start (prelaunch) or in app.py
+        self._listeners: list[StatusListener] = []
+
+    # -- where it is ----------------------------------------------------------------------------------
+    @property
+    def status(self) -> EngineStatus:
+        return self.supervisor.status if self.supervisor is not None else self._prepare_status
+
+    @property
+    def base_url(self) -> str:
+        assert self.supervisor is not None, "no launch yet"
+        return self.supervisor.base_url
+
+    @property
+    def api_key(self) -> str:
+        assert self.supervisor is not None, "no launch yet"
+        return self.supervisor.api_key
+
+    @property
+    def log_file(self) -> Path | None:
+        return self.supervisor.config.log_file if self.supervisor is not None else None
+
+    @property
+    def process(self) -> GroupProcess | None:
+        return self.supervisor.process if self.supervisor is not None else None
+
+    @property
+    def endpoint(self) -> Endpoint | None:
+        """Where the monitor probes: known once a launch has chosen its port."""
+        if self.supervisor is None or not self.supervisor.spec.port:
+            return None
+        return Endpoint(self.supervisor.base_url, self.supervisor.api_key)
+
+    def is_ready(self) -> bool:
+        return self.supervisor is not None and self.supervisor.is_ready()
+
+    def add_listener(self, listener: StatusListener) -> None:
+        self._listeners.append(listener)
+        if self.supervisor is not None:
+            self.supervisor.add_listener(listener)
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """The supervisor's ready event, not a poll: every moment between /health answering and the first
+        question being sent is added to a cold start."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self.is_ready():
+            remaining = deadline - loop.time()
+            if self.status.state in (EngineState.FAILED, EngineState.STOPPED) or remaining <= 0:
+                return False
+            if self.supervisor is not None:
+                await self.supervisor.wait_ready(timeout=min(1.0, remaining))
+            else:
+                await asyncio.sleep(min(0.25, remaining))
+        return True
+
+    # -- bringing it up -------------------------------------------------------------------------------
+    def launch_early(self) -> bool:
+        """Spawn vLLM while the app is still importing (vLLM's start is the long pole of a cold start),
+        when nothing slow comes first: the model is at hand (no build, download or hub probe) and the
+        preflight answers from its cache. Otherwise, or when the preflight would refuse, start-up does
+        it all in the background as usual. Call from the main thread (see GroupProcess). Tries once."""
+        if self._early_launched is None:
+            try:
+                self._early_launched = self._launch_early()
+            except Exception:  # never let an early try break the app's import: start-up does it properly
+                log.exception("early launch of vLLM failed; start-up will launch it")
+                self.supervisor = None
+                self._early_launched = False
+        return self._early_launched
+
+    def _launch_early(self) -> bool:
+        resolved = resolve_model_at_once(self.settings)
+        if resolved is None:
+            return False
+        checks: list[Check] = []
+        if self.settings.preflight:
+            config = config_from_settings(self.settings, model=resolved.model)
+            if not facts_are_cached(config.engine_python, config.facts_cache):
+                return False
+            checks = run_preflight(config)
+            if is_blocking(checks):
+                return False  # start-up runs it again and reports it in the chat and the panel
+        self.resolved = resolved
+        self._early_checks = checks
+        self._use_supervisor(self._make_supervisor(resolved))
+        assert self.supervisor is not None
+        self.supervisor.launch_early()
+        return True
+
+    async def start(self) -> None:
+        try:
+            await self._start()
+        except Exception as exc:
+            log.exception("engine start-up failed")
+            self._prepare_status = replace(self._prepare_status, state=EngineState.FAILED, error=str(exc))
+
+    async def _start(self) -> None:
+        if self.supervisor is None:
+            self._prepare_status = replace(self._prepare_status, progress="resolving the model (and building "
+                                           "the demo model on first run)")
+            self.resolved = await asyncio.to_thread(resolve_model, self.settings)
+            if self.settings.preflight and not await self._preflight_allows(self.resolved.model):
+                return
+            self._use_supervisor(self._make_supervisor(self.resolved))
+        else:
+            self._record_checks(self._early_checks)
+        assert self.resolved is not None and self.supervisor is not None
+        if self.resolved.notice:
+            self.supervisor.status = replace(self.supervisor.status, notice=self.resolved.notice)
+        await self.supervisor.start()
+
+    def _use_supervisor(self, supervisor: Supervisor) -> None:
+        self.supervisor = supervisor
+        for listener in self._listeners:
+            supervisor.add_listener(listener)
+
+    def _make_supervisor(self, resolved: ResolvedModel) -> Supervisor:
+        settings = self.settings
+        return Supervisor(
+            SupervisorConfig(
+                python=settings.engine_python,
+                spec=LaunchSpec.from_settings(settings, resolved),
+                log_file=settings.log_file or (settings.log_dir / "vllm.log"),
+                log_keep=settings.log_keep,
+                stop_grace=settings.stop_grace,
+                max_restarts=settings.max_restarts,
+                startup_timeout=settings.startup_timeout,
+                fixed_port=settings.port != 0,
+            )
+        )
+
+    async def _preflight_allows(self, model: str) -> bool:
+        """Run the doctor before spawning: a blocking finding stops here, in seconds, with its fix."""
+        self._prepare_status = replace(self._prepare_status, progress="checking the deployment (doctor)")
+        checks: list[Check] = await asyncio.to_thread(
+            lambda: run_preflight(config_from_settings(self.settings, model=model))
+        )
+        self._record_checks(checks)
+        if not is_blocking(checks):
+            return True
+        reasons = "; ".join(f"{c.name}: {c.message} (fix: {c.fix})" for c in checks if c.blocking)
+        log.error("preflight refused to start vLLM: %s", reasons)
+        self._prepare_status = replace(
+            self._prepare_status, state=EngineState.FAILED, progress=None,
+            error=f"the preflight check refused to start vLLM: {reasons}",
+            notice=self.resolved.notice if self.resolved else None,
+        )
+        return False
+
+    def _record_checks(self, checks: list[Check]) -> None:
+        for check in checks:
+            finding = check.to_finding()
+            if finding is not None:
+                self.store.add(finding)
+
+    # -- after start-up -------------------------------------------------------------------------------
+    def after_chat_failure(self) -> None:
+        """The supervisor already watches the process; a failed request needs nothing more here."""
+
+    async def restart(self) -> None:
+        if self.supervisor is not None:
+            await self.supervisor.restart()
+
+    async def stop(self) -> None:
+        if self.supervisor is not None:
+            await self.supervisor.stop()
