@@ -16,15 +16,14 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import httpx
 import psutil
 
-from chainlit_app.engine.command import LaunchSpec, build_argv, build_env, redacted_argv, split_extra_args
-from chainlit_app.engine.hardware import has_nvidia_gpu
+from chainlit_app.engine.command import LaunchSpec, redacted_argv
 from chainlit_app.engine.process import GroupProcess
-from chainlit_app.engine.supervisor import free_port
+from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig, free_port
 from chainlit_app.models import resolve_model
 from chainlit_app.settings import PROJECT_ROOT, Settings
 
@@ -44,39 +43,6 @@ def bench_settings(data_dir: Path) -> Settings:
                     max_model_len=MAX_MODEL_LEN, temperature=0.0, port=0)
 
 
-def app_launch_spec(settings: Settings) -> LaunchSpec:
-    """The LaunchSpec exactly as Runtime._spawn builds it (port and key are chosen per launch)."""
-    resolved = resolve_model(settings)
-    on_gpu = settings.device == "gpu" or (settings.device == "auto" and has_nvidia_gpu())
-    return LaunchSpec(
-        model=resolved.model,
-        served_model_name=resolved.served_name,
-        host=settings.host,
-        port=free_port(settings.host),
-        api_key=secrets.token_urlsafe(24),
-        max_model_len=settings.max_model_len,
-        dtype=settings.dtype,
-        enforce_eager=settings.enforce_eager,
-        on_gpu=on_gpu,
-        kv_cache_gib=settings.kv_cache_gib,
-        gpu_memory_utilization=settings.gpu_memory_utilization,
-        single_process=settings.single_process,
-        extra_args=split_extra_args(settings.extra_args),
-        cache_dir=settings.data_dir / "cache",
-    )
-
-
-def launch_line(log_file: Path) -> list[str] | None:
-    """The argv the supervisor wrote as the first line of its vLLM log (`# chat console: launching ...`)."""
-    with contextlib.suppress(OSError):
-        with log_file.open(errors="replace") as handle:
-            first = handle.readline()
-        prefix = "# chat console: launching "
-        if first.startswith(prefix):
-            return first[len(prefix):].split()
-    return None
-
-
 def same_command(a: list[str] | None, b: list[str] | None) -> bool:
     """Equal argv apart from the port (free per launch)."""
     if a is None or b is None or len(a) != len(b):
@@ -85,65 +51,63 @@ def same_command(a: list[str] | None, b: list[str] | None) -> bool:
 
 
 class BareVllm:
-    """vLLM on its own, started with the app's command line and environment, and nothing else."""
+    """vLLM on its own, started by the app's own supervisor with the app's command line and environment
+    (LaunchSpec.from_settings), and nothing else: no app, no monitor, no restarts."""
 
     def __init__(self, data_dir: Path):
         data_dir.mkdir(parents=True, exist_ok=True)
         self.settings = bench_settings(data_dir)
-        self.spec = app_launch_spec(self.settings)
-        self.argv = build_argv(self.settings.engine_python, self.spec)
-        self.env = build_env(self.spec)
         self.log_file = data_dir / "bare-vllm.log"
-        self._log: BinaryIO | None = None
-        self.process: GroupProcess | None = None
-        self.launched_at: float | None = None
+        self.supervisor = Supervisor(SupervisorConfig(
+            python=self.settings.engine_python,
+            spec=LaunchSpec.from_settings(self.settings, resolve_model(self.settings)),
+            log_file=self.log_file,
+            max_restarts=0,
+        ))
+        self.launched_at: float | None = None  # perf_counter, to compare with the clients' first-token times
+        self._started: asyncio.Task[None] | None = None
+
+    @property
+    def process(self) -> GroupProcess | None:
+        return self.supervisor.process
 
     @property
     def base_url(self) -> str:
-        return self.spec.base_url
+        return self.supervisor.base_url
 
     @property
     def api_key(self) -> str:
-        return self.spec.api_key
+        return self.supervisor.api_key
 
     @property
     def served_name(self) -> str:
-        return self.spec.served_model_name
+        return self.supervisor.spec.served_model_name
 
     @property
     def shown_argv(self) -> list[str]:
-        return redacted_argv(self.argv)
+        return redacted_argv(self.supervisor.argv)
 
     async def start(self) -> None:
-        self._log = self.log_file.open("ab", buffering=0)
-        self._log.write(f"# chat console: launching {' '.join(self.shown_argv)}\n".encode())
-        self.process = GroupProcess(self.argv, self.env, self._log)
+        """Spawn now (as the app's early launch does); `wait_healthy` then waits for the same launch."""
         self.launched_at = time.perf_counter()
-        self.process.spawn()
+        self.supervisor.launch_early()
+        self._started = asyncio.create_task(self.supervisor.start(), name="bare-vllm-start")
 
-    async def wait_healthy(self, timeout: float = 900.0, poll: float = 0.1) -> float:
-        """Seconds from launch until /health answers 200; polled often, to find the earliest moment."""
-        assert self.process is not None and self.launched_at is not None
-        deadline = time.monotonic() + timeout
-        async with httpx.AsyncClient(timeout=2.0) as http:
-            while time.monotonic() < deadline:
-                if not self.process.alive():
-                    raise RuntimeError(f"bare vLLM exited with {self.process.returncode}; see {self.log_file}")
-                with contextlib.suppress(httpx.HTTPError):
-                    if (await http.get(self.base_url + "/health")).status_code == 200:
-                        return time.perf_counter() - self.launched_at
-                await asyncio.sleep(poll)
-        raise TimeoutError(f"bare vLLM not healthy after {timeout:.0f} s; see {self.log_file}")
+    async def wait_healthy(self, timeout: float = 900.0) -> float:
+        """Seconds from launch until /health answered 200 (the supervisor polls every 0.1 s)."""
+        assert self._started is not None
+        async with asyncio.timeout(timeout):
+            await self._started
+        status = self.supervisor.status
+        if not self.supervisor.is_ready() or status.ready_at is None or status.started_at is None:
+            raise RuntimeError(f"bare vLLM did not become healthy: {status.error}; see {self.log_file}")
+        return status.ready_at - status.started_at
 
     def rss_bytes(self) -> int:
         return self.process.rss_bytes() if self.process is not None else 0
 
     async def stop(self) -> None:
-        if self.process is not None:
-            await self.process.stop(grace=10.0)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        await self.supervisor.stop()
 
 
 @dataclass

@@ -19,13 +19,14 @@ from pathlib import Path
 
 import psutil
 
-from bench.apps import CHAT_USER, AppServer, BareVllm, launch_line, same_command, start_app
+from bench.apps import CHAT_USER, AppServer, BareVllm, same_command, start_app
 from bench.chainlit_client import ChainlitSession, login
 from bench.direct import make_client, stream_direct
 from bench.report import Row
 from bench.sections import Context
 from bench.sections.streaming import chat_params
 from bench.stats import summarise
+from chainlit_app.engine.logfiles import launched_argv
 
 SECTION = "3 cold start"
 QUESTION = "What is the capital of France?"
@@ -97,7 +98,7 @@ async def app_cold_start(ctx: Context, work_dir: Path, bare_argv: list[str] | No
     ctx.facts["app_first_token_s"] = st.first_token_s
     bare_first = ctx.facts.get("bare_first_token_s")
     ratio = st.first_token_s / bare_first if bare_first else None
-    same = same_command(launch_line(app.engine_log), bare_argv)
+    same = same_command(launched_argv(app.engine_log), bare_argv)
     ctx.say(f"    app: web up after {st.http_s:.1f} s, vLLM spawned at {st.spawn_s:.1f} s, vLLM ready after "
             f"{st.vllm_s:.1f} s, first token {st.ready_to_token_s:.2f} s after ready; total {st.first_token_s:.1f} s")
     ctx.report.add(Row(

@@ -17,6 +17,24 @@ _PREFIX = re.compile(
 )
 
 
+LAUNCH_BANNER = "# chat console: launching "
+
+
+def launch_banner(shown_argv: list[str]) -> bytes:
+    """The first line of every launch's log: the command (key-free), so a reader sees what ran."""
+    return f"{LAUNCH_BANNER}{' '.join(shown_argv)}\n".encode()
+
+
+def launched_argv(path: Path) -> list[str] | None:
+    """The command a log's launch banner names (None when the log has none)."""
+    try:
+        with path.open(errors="replace") as handle:
+            first = handle.readline()
+    except OSError:
+        return None
+    return first[len(LAUNCH_BANNER):].split() if first.startswith(LAUNCH_BANNER) else None
+
+
 def rotate(path: Path, keep: int) -> None:
     """Shift path -> path.1 -> path.2 ..., dropping the oldest beyond `keep` files in all."""
     path.parent.mkdir(parents=True, exist_ok=True)
