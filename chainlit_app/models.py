@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
+from chainlit_app.hub import hub_reachable, in_hub_cache, is_local_path
 from chainlit_app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -63,34 +61,6 @@ def build_demo_model(settings: Settings) -> Path:
     return folder
 
 
-def hub_cache_dir() -> Path:
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"])
-    home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
-    return home / "hub"
-
-
-def in_hub_cache(repo_id: str) -> bool:
-    """True when a snapshot with a config.json is in the local Hugging Face cache."""
-    snapshots = hub_cache_dir() / f"models--{repo_id.replace('/', '--')}" / "snapshots"
-    return any(snapshots.glob("*/config.json"))
-
-
-def hub_reachable(repo_id: str, timeout: float) -> bool:
-    """Ask the hub for the model's metadata, quickly: offline machines must not wait long."""
-    if os.environ.get("HF_HUB_OFFLINE") in {"1", "true", "True"}:
-        return False
-    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
-    headers = {}
-    if os.environ.get("HF_TOKEN"):
-        headers["Authorization"] = f"Bearer {os.environ['HF_TOKEN']}"
-    try:
-        response = httpx.get(f"{endpoint}/api/models/{repo_id}", timeout=timeout, headers=headers)
-    except httpx.HTTPError:
-        return False
-    return response.status_code == 200
-
-
 def _short_name(model: str) -> str:
     return Path(model.rstrip("/")).name.lower() or "model"
 
@@ -101,9 +71,9 @@ def resolve_model(settings: Settings) -> ResolvedModel:
     if wanted == DEMO_NAME:
         folder = build_demo_model(settings)
         return ResolvedModel("demo", str(folder), settings.served_model_name or DEMO_SERVED_NAME)
-    path = Path(wanted).expanduser()
-    if path.is_absolute() or wanted.startswith(".") or path.exists():
-        return ResolvedModel("local", str(path.resolve()), settings.served_model_name or _short_name(wanted))
+    if is_local_path(wanted):
+        return ResolvedModel("local", str(Path(wanted).expanduser().resolve()),
+                             settings.served_model_name or _short_name(wanted))
     if in_hub_cache(wanted) or hub_reachable(wanted, settings.hub_probe_timeout):
         return ResolvedModel("hub", wanted, settings.served_model_name or _short_name(wanted))
     folder = build_demo_model(settings)
@@ -123,9 +93,9 @@ def resolve_model_at_once(settings: Settings) -> ResolvedModel | None:
         folder = demo_model_dir(settings)
         return ResolvedModel("demo", str(folder), settings.served_model_name or DEMO_SERVED_NAME) \
             if is_complete(folder) else None
-    path = Path(wanted).expanduser()
-    if path.is_absolute() or wanted.startswith(".") or path.exists():
-        return ResolvedModel("local", str(path.resolve()), settings.served_model_name or _short_name(wanted))
+    if is_local_path(wanted):
+        return ResolvedModel("local", str(Path(wanted).expanduser().resolve()),
+                             settings.served_model_name or _short_name(wanted))
     if in_hub_cache(wanted):
         return ResolvedModel("hub", wanted, settings.served_model_name or _short_name(wanted))
     return None

@@ -30,7 +30,8 @@ import psutil
 
 from chainlit_app.engine.command import effective_dtype, split_extra_args
 from chainlit_app.engine.hardware import cpu_supports_bf16, has_nvidia_gpu
-from chainlit_app.models import DEMO_NAME, demo_model_dir, hub_cache_dir, hub_reachable, in_hub_cache
+from chainlit_app.hub import hub_cache_dir, hub_endpoint, hub_offline, hub_reachable, hub_snapshot, in_hub_cache, is_local_path
+from chainlit_app.models import DEMO_NAME, demo_model_dir
 from chainlit_app.settings import Settings
 
 from .engine_facts import PROBE_TIMEOUT, EngineFacts, load_engine_facts
@@ -117,9 +118,8 @@ def config_from_settings(settings: Settings, model: str | None = None) -> Prefli
     if wanted == DEMO_NAME:
         model_dir = demo_model_dir(settings)
     else:
-        path = Path(wanted).expanduser()
-        if path.is_absolute() or wanted.startswith(".") or path.exists():
-            model_dir = path.resolve()
+        if is_local_path(wanted):
+            model_dir = Path(wanted).expanduser().resolve()
         else:
             hub_id = wanted
     return PreflightConfig(
@@ -847,28 +847,15 @@ def check_dtype(cfg: PreflightConfig) -> Check:
 # ------------------------------------------------------------------------------------------------
 
 
-def hub_snapshot(repo_id: str) -> Path | None:
-    """The cached snapshot folder of a hub repo (refs/main first, else the newest)."""
-    root = hub_cache_dir() / f"models--{repo_id.replace('/', '--')}"
-    try:
-        ref = (root / "refs" / "main").read_text(encoding="utf-8").strip()
-    except OSError:
-        ref = ""
-    if ref and (root / "snapshots" / ref / "config.json").exists():
-        return root / "snapshots" / ref
-    candidates = [p.parent for p in (root / "snapshots").glob("*/config.json")]
-    return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
-
-
 def check_hub(repo_id: str, timeout: float) -> Check:
     """The app serves the demo model when the hub model cannot be had, so this warns, never blocks."""
     if in_hub_cache(repo_id):
         return passed("hub", f"{repo_id} is in the local Hugging Face cache ({hub_cache_dir()})")
-    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    endpoint = hub_endpoint()
     fallback = "the app will serve the offline demo model (SmolLM2-135M-Instruct) instead"
     fix = (f"On a machine with network: `huggingface-cli download {repo_id}` into the Hugging Face cache "
            f"(HF_HOME / HF_HUB_CACHE, here {hub_cache_dir()}), or set CHAT_MODEL to a local folder or to demo.")
-    if os.environ.get("HF_HUB_OFFLINE") in {"1", "true", "True", "TRUE", "yes", "on"}:
+    if hub_offline():
         return warned(
             "hub", Kind.CONNECTION,
             f"{repo_id} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set, so it cannot be "

@@ -35,5 +35,5 @@ def cpu_flags() -> frozenset[str]:
 
 
 def cpu_supports_bf16() -> bool:
-    """bf16 compute on CPU needs AVX512-BF16 or AMX; without them vLLM answered wrongly here."""
+    """bf16 compute on CPU needs AVX512-BF16 or AMX (what was measured without them: command.effective_dtype)."""
     return bool({"avx512_bf16", "amx_bf16"} & cpu_flags())
