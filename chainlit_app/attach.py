@@ -11,7 +11,7 @@ import httpx
 
 from chainlit_app.diagnostics import Finding
 from chainlit_app.diagnostics.taxonomy import Kind
-from chainlit_app.engine.probe import EngineProbe
+from chainlit_app.engine.http import EngineClient
 
 LOOPBACK = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 
@@ -61,10 +61,10 @@ def connection_hint(base_url: str) -> str:
 async def check_server(base_url: str, api_key: str | None, wanted: str | None, timeout: float = 5.0) -> AttachCheck:
     """Reachability (/health), the key (/v1/models) and the model name, each failure as its finding."""
     result = AttachCheck(base_url=base_url)
-    probe = EngineProbe(base_url, api_key, timeout=timeout)
+    server = EngineClient(base_url, api_key, timeout=timeout)
     try:
         try:
-            result.models = await probe.models()
+            result.models = await server.models()
         except httpx.HTTPStatusError as exc:
             if exc.response.status_code == 401:
                 result.findings.append(_finding(
@@ -80,9 +80,9 @@ async def check_server(base_url: str, api_key: str | None, wanted: str | None, t
             result.findings.append(_finding(
                 Kind.CONNECTION, f"{base_url}: {type(exc).__name__}: {exc}", connection_hint(base_url)))
             return result
-        result.version = await probe.version()
+        result.version = await server.version()
     finally:
-        await probe.aclose()
+        await server.aclose()
     if wanted:
         if wanted not in result.models:
             result.findings.append(_finding(

@@ -25,7 +25,7 @@ from chainlit_app.diagnostics import (
     from_metrics,
 )
 from chainlit_app.diagnostics.taxonomy import Kind
-from chainlit_app.engine.probe import EngineProbe, MetricsSnapshot
+from chainlit_app.engine.http import EngineClient, MetricsSnapshot
 from chainlit_app.engine.status import EngineState, EngineStatus
 
 log = logging.getLogger(__name__)
@@ -185,7 +185,7 @@ class Monitor:
             await asyncio.sleep(0.5)
 
     async def _probe_loop(self) -> None:
-        probe: EngineProbe | None = None
+        probe: EngineClient | None = None
         try:
             while not self._stopping:
                 endpoint = self._endpoint()
@@ -193,7 +193,7 @@ class Monitor:
                     if probe is None or probe.base_url != endpoint.base_url:
                         if probe is not None:
                             await probe.aclose()
-                        probe = EngineProbe(endpoint.base_url, endpoint.api_key, timeout=2.0)
+                        probe = EngineClient(endpoint.base_url, endpoint.api_key, timeout=2.0)
                         self._last_snapshot = None
                         self.version = await probe.version()
                     try:
@@ -216,7 +216,7 @@ class Monitor:
             return True
         return False
 
-    async def _probe_once(self, probe: EngineProbe) -> None:
+    async def _probe_once(self, probe: EngineClient) -> None:
         self.healthy = await probe.health()
         snap = await probe.metrics() if self.healthy and self._metrics_due() else None
         if snap is None:

@@ -22,7 +22,7 @@ from bench.report import Row
 from bench.sections import Context
 from bench.sections.streaming import PROMPT, chat_params
 from bench.stats import summarise
-from chainlit_app.engine.probe import parse_metrics
+from chainlit_app.engine.http import parse_metrics
 
 T = TypeVar("T")
 

@@ -16,8 +16,8 @@ from typing import BinaryIO
 from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from chainlit_app.engine.command import LaunchSpec, build_argv, build_env, redacted_argv
+from chainlit_app.engine.http import EngineClient
 from chainlit_app.engine.logfiles import latest_progress, launch_banner, read_tail, rotate
-from chainlit_app.engine.probe import EngineProbe
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
 
@@ -229,7 +229,7 @@ class Supervisor:
 
     async def _wait_healthy(self, started: float) -> None:
         assert self._process is not None
-        probe = EngineProbe(self.base_url, None, timeout=2.0)
+        server = EngineClient(self.base_url, None, timeout=2.0)
         next_progress_at = 0.0
         try:
             while True:
@@ -239,7 +239,7 @@ class Supervisor:
                     self._set(state=EngineState.CRASHED, last_exit_code=code, pid=None,
                               error=f"vLLM exited with code {code} before it was ready")
                     raise EngineStartError(f"vLLM exited with code {code} before it was ready", tail, code)
-                if await probe.health() and self._process.alive():
+                if await server.health() and self._process.alive():
                     now = time.time()
                     self._set(state=EngineState.READY, ready_at=now, startup_seconds=round(now - started, 1),
                               progress="ready", error=None)
@@ -261,7 +261,7 @@ class Supervisor:
                 # knows vLLM is ready within 0.1 s of it (cold start is measured against bare vLLM).
                 await asyncio.sleep(HEALTH_POLL_SECONDS)
         finally:
-            await probe.aclose()
+            await server.aclose()
 
     async def _watch(self) -> None:
         """Restart the server when it exits on its own; give up after repeated failed starts."""

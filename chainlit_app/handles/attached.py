@@ -11,7 +11,7 @@ from pathlib import Path
 
 from chainlit_app.attach import check_server
 from chainlit_app.diagnostics import FindingsStore
-from chainlit_app.engine.probe import normalise_base_url
+from chainlit_app.engine.http import normalise_base_url
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.handles.base import StatusListener

@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from chainlit_app.conversation import Conversation, Params
-from chainlit_app.engine.probe import EngineProbe
+from chainlit_app.engine.http import EngineClient
 from chainlit_app.engine.supervisor import Supervisor
 from tests.conftest import DEMO_SERVED
 
@@ -75,7 +75,7 @@ async def test_settings_reach_the_server(demo_server: Supervisor) -> None:
 
 async def test_stop_aborts_the_request_in_vllm(demo_server: Supervisor) -> None:
     """Closing the stream (what Stop does) aborts the request: /metrics shows it stopped generating."""
-    probe = EngineProbe(demo_server.base_url, None)
+    probe = EngineClient(demo_server.base_url, None)
     before = await probe.metrics()
     assert before is not None
     async with _client(demo_server) as client:
@@ -131,7 +131,7 @@ async def test_metrics_read_from_our_series_only_match_the_whole_page(demo_serve
     import httpx
     from prometheus_client.parser import text_string_to_metric_families
 
-    from chainlit_app.engine.probe import _GAUGES, parse_metrics
+    from chainlit_app.engine.http import _GAUGES, parse_metrics
 
     async with httpx.AsyncClient() as http:
         text = (await http.get(demo_server.base_url + "/metrics")).text

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chainlit_app.engine.http import normalise_base_url, parse_metrics
 from chainlit_app.engine.logfiles import latest_progress, read_tail, rotate
-from chainlit_app.engine.probe import normalise_base_url, parse_metrics
 
 
 def test_rotation_keeps_previous_launches_bounded(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Readers for the server's /health, /v1/models, /version and /metrics endpoints."""
+"""EngineClient: the HTTP client of one vLLM server (/health, /v1/models, /version, /metrics) and its readers."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def parse_metrics(text: str) -> MetricsSnapshot:
     return snap
 
 
-class EngineProbe:
+class EngineClient:
     """Small HTTP client for one server; `/v1/*` needs the key, `/health` and `/metrics` do not."""
 
     def __init__(self, base_url: str, api_key: str | None, timeout: float = 3.0):
