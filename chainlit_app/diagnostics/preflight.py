@@ -14,7 +14,6 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import os
 import re
 import shutil
 import socket
@@ -30,7 +29,15 @@ import psutil
 
 from chainlit_app.engine.command import effective_dtype, split_extra_args
 from chainlit_app.engine.hardware import cpu_supports_bf16, has_nvidia_gpu
-from chainlit_app.hub import hub_cache_dir, hub_endpoint, hub_offline, hub_reachable, hub_snapshot, in_hub_cache, is_local_path
+from chainlit_app.hub import (
+    hub_cache_dir,
+    hub_endpoint,
+    hub_offline,
+    hub_reachable,
+    hub_snapshot,
+    in_hub_cache,
+    is_local_path,
+)
 from chainlit_app.models import DEMO_NAME, demo_model_dir
 from chainlit_app.settings import Settings
 
