@@ -2,7 +2,7 @@
 
 vLLM needs 20 to 60 s on a CPU to fail on a bad model folder, a taken port or a missing chat template,
 and its message is buried in a long log. Each check here reads the folder, the settings and the engine
-environment's facts (see `engine_facts`) and returns a `Check`: pass, or a finding of one taxonomy kind
+environment's facts (see `engine.facts`) and returns a `Check`: pass, or a finding of one taxonomy kind
 with a fix that names the setting, flag or file to change. `fail` always means blocking: the server
 would not start or not answer; `warn` means it starts but something users notice is likely.
 
@@ -29,11 +29,11 @@ from typing import Any, Literal
 import psutil
 
 from chainlit_app.engine.command import effective_dtype, split_extra_args
+from chainlit_app.engine.facts import PROBE_TIMEOUT, EngineFacts, load_engine_facts
 from chainlit_app.engine.hardware import cpu_supports_bf16, has_nvidia_gpu
 from chainlit_app.models import DEMO_NAME, demo_model_dir, hub_cache_dir, hub_reachable, in_hub_cache
 from chainlit_app.settings import Settings
 
-from .engine_facts import PROBE_TIMEOUT, EngineFacts, load_engine_facts
 from .findings import Finding
 from .taxonomy import Kind
 

@@ -7,7 +7,6 @@ a fake `EngineFacts` only for the pure checks; tests/integration/test_doctor.py 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sys
 from pathlib import Path
@@ -15,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from chainlit_app.diagnostics.engine_facts import Companion, EngineFacts, load_engine_facts, probe_companion
 from chainlit_app.diagnostics.preflight import (
     GIB,
     Check,
@@ -44,6 +42,7 @@ from chainlit_app.diagnostics.preflight import (
     template_turn_end,
     version_tuple,
 )
+from chainlit_app.engine.facts import Companion, EngineFacts
 from chainlit_app.settings import Settings
 
 CHATML = (
@@ -450,21 +449,6 @@ def test_companions_built_for_another_torch() -> None:
     assert "torchvision::nms" in check.message and "torchaudio" not in check.fix
 
 
-def test_companion_probe_imports_in_a_child_process(tmp_path: Path) -> None:
-    """The real probe code path: a package whose import raises is reported with its exception line."""
-    package = tmp_path / "torchvision"
-    package.mkdir()
-    (package / "__init__.py").write_text("raise RuntimeError('operator torchvision::nms does not exist')\n")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    result = probe_companion("torchvision", env=env, timeout=60)
-    assert result["installed"] and not result["ok"]
-    assert result["error"] == "RuntimeError: operator torchvision::nms does not exist"
-    (package / "__init__.py").write_text("")
-    assert probe_companion("torchvision", env=env, timeout=60)["ok"]
-    assert probe_companion("surely_not_installed_pkg_xyz", timeout=60) == {
-        "installed": False, "version": None, "ok": True, "error": None}
-
-
 # ------------------------------------------------------------------------------------------------
 # Resources
 # ------------------------------------------------------------------------------------------------
@@ -555,48 +539,3 @@ def test_template_turn_end_heuristic() -> None:
               "+ '<|eot_id|>' }}")
     assert template_turn_end(llama3) == "<|eot_id|>"
     assert template_turn_end("{{ messages[0]['content'] }}") is None
-
-
-def _fake_engine(tmp_path: Path) -> Path:
-    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
-    (site / "vllm").mkdir(parents=True)
-    (site / "torch").mkdir()
-    (site / "vllm" / "__init__.py").write_text("__version__ = '0.32.0'\n")
-    (site / "torch" / "version.py").write_text("__version__ = '2.13.0+cpu'\n")
-    python = tmp_path / "venv" / "bin" / "python"
-    python.parent.mkdir()
-    python.write_text("")
-    return python
-
-
-def test_engine_facts_cache_is_reused_until_the_engine_changes(tmp_path: Path) -> None:
-    python = _fake_engine(tmp_path)
-    cache = tmp_path / "cache" / "engine_facts.json"
-    calls: list[Path] = []
-
-    def probe(py: Path, timeout: float) -> dict[str, Any]:
-        calls.append(py)
-        return {"python": str(py), "vllm_version": "0.32.0", "archs": ["LlamaForCausalLM"], "probe_seconds": 12.0}
-
-    first = load_engine_facts(python, cache, probe=probe)
-    second = load_engine_facts(python, cache, probe=probe)
-    assert len(calls) == 1 and not first.from_cache and second.from_cache
-    assert second.archs == frozenset({"LlamaForCausalLM"}) and second.probe_seconds == 12.0
-    init = python.parent.parent / "lib" / "python3.11" / "site-packages" / "vllm" / "__init__.py"
-    init.write_text("__version__ = '0.33.0'  # upgraded\n")
-    assert not load_engine_facts(python, cache, probe=probe).from_cache
-    assert len(calls) == 2
-
-
-def test_engine_facts_probe_failure_is_not_cached(tmp_path: Path) -> None:
-    python = _fake_engine(tmp_path)
-    cache = tmp_path / "cache" / "engine_facts.json"
-    calls: list[int] = []
-
-    def probe(py: Path, timeout: float) -> dict[str, Any]:
-        calls.append(1)
-        return {"error": "probing the engine environment timed out after 300 s"}
-
-    assert load_engine_facts(python, cache, probe=probe).error
-    assert load_engine_facts(python, cache, probe=probe).error
-    assert len(calls) == 2 and not cache.exists()
