@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import socket
-import subprocess
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ import psutil
 
 from chainlit_app.engine.command import effective_dtype, split_extra_args
 from chainlit_app.engine.facts import PROBE_TIMEOUT, EngineFacts, load_engine_facts
-from chainlit_app.engine.hardware import cpu_supports_bf16, has_nvidia_gpu
+from chainlit_app.engine.hardware import cpu_supports_bf16, has_nvidia_gpu, query_gpus
 from chainlit_app.models import DEMO_NAME, demo_model_dir, hub_cache_dir, hub_reachable, in_hub_cache
 from chainlit_app.settings import Settings
 
@@ -1093,28 +1092,6 @@ def check_kv_cache(dims: Dims | None, cfg: PreflightConfig) -> Check:
         )
     return passed("kv_cache", f"{cfg.kv_cache_gib} GiB KV cache holds {capacity:,} tokens ({formula}), "
                               f"{capacity // cfg.max_model_len} full-length chats at once")
-
-
-def parse_nvidia_smi(text: str) -> list[tuple[int, int]]:
-    """`nvidia-smi --query-gpu=memory.total,memory.free --format=csv,noheader,nounits` -> [(total, free)] MiB."""
-    rows: list[tuple[int, int]] = []
-    for line in text.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-            rows.append((int(parts[0]), int(parts[1])))
-    return rows
-
-
-def query_gpus() -> list[tuple[int, int]] | None:
-    exe = shutil.which("nvidia-smi")
-    if not exe:
-        return None
-    try:
-        done = subprocess.run([exe, "--query-gpu=memory.total,memory.free", "--format=csv,noheader,nounits"],
-                              capture_output=True, text=True, timeout=15, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return parse_nvidia_smi(done.stdout) if done.returncode == 0 else None
 
 
 def check_gpu_memory(gpu: tuple[int, int], weight_bytes: int | None, dims: Dims | None,

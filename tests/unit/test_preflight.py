@@ -37,12 +37,12 @@ from chainlit_app.diagnostics.preflight import (
     dims_of,
     inspect_safetensors,
     is_blocking,
-    parse_nvidia_smi,
     run_preflight,
     template_turn_end,
     version_tuple,
 )
 from chainlit_app.engine.facts import Companion, EngineFacts
+from chainlit_app.engine.hardware import parse_nvidia_smi
 from chainlit_app.settings import Settings
 
 CHATML = (
