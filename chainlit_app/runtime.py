@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chainlit_app.attach import check_server
-from chainlit_app.diagnostics.preflight import Check, config_from_settings, is_blocking, run_preflight
+from chainlit_app.doctor import Check, config_from_settings, is_blocking, run_preflight
 from chainlit_app.engine.command import LaunchSpec, split_extra_args
 from chainlit_app.engine.facts import facts_are_cached
 from chainlit_app.engine.hardware import has_nvidia_gpu

