@@ -29,7 +29,7 @@ from bench.direct import make_client
 from bench.machine import ENGINE_PYTHON, LoadLog, machine_info, other_activity, wait_for_quiet
 from bench.report import Report
 from bench.sections import Context, coldstart, concurrency, diagnosis, memory, streaming, tailing
-from chainlit_app.diagnostics.engine_facts import load_engine_facts
+from chainlit_app.engine.facts import load_engine_facts
 from chainlit_app.models import resolve_model
 
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.md"

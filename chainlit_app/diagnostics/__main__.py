@@ -68,9 +68,8 @@ def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     """Run the preflight; imported lazily so `classify` does not pay for settings and httpx."""
     import time
 
+    from chainlit_app.doctor import config_from_settings, is_blocking, run_preflight
     from chainlit_app.settings import Settings
-
-    from .preflight import config_from_settings, is_blocking, run_preflight
 
     started = time.monotonic()
     config = config_from_settings(Settings(), args.model)
@@ -112,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     classify.set_defaults(handler=_cmd_classify)
 
     # ------------------------------------------------------------------------------------------
-    # DOCTOR SUBCOMMAND (owned by the preflight module): non-zero exit on blocking findings.
+    # DOCTOR SUBCOMMAND (owned by chainlit_app.doctor): non-zero exit on blocking findings.
     doctor = sub.add_parser("doctor", help="preflight checks before spawning vLLM")
     doctor.add_argument("--json", action="store_true", help="one JSON object with every check")
     doctor.add_argument(

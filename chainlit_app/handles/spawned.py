@@ -8,9 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from chainlit_app.diagnostics import FindingsStore
-from chainlit_app.diagnostics.engine_facts import facts_are_cached
-from chainlit_app.diagnostics.preflight import Check, config_from_settings, is_blocking, run_preflight
+from chainlit_app.doctor import Check, config_from_settings, is_blocking, run_preflight
 from chainlit_app.engine.command import LaunchSpec
+from chainlit_app.engine.facts import facts_are_cached
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig

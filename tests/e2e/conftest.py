@@ -15,8 +15,8 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from bench.apps import AppServer, start_app
-from chainlit_app.diagnostics.engine_facts import facts_are_cached, load_engine_facts
-from chainlit_app.diagnostics.preflight import config_from_settings
+from chainlit_app.doctor import config_from_settings
+from chainlit_app.engine.facts import facts_are_cached, load_engine_facts
 from chainlit_app.settings import PROJECT_ROOT
 from tests.conftest import REQUIRE_ALL, need_engine, settings_for_tests
 

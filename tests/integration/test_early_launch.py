@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chainlit_app.diagnostics.preflight import config_from_settings, run_preflight
+from chainlit_app.doctor import config_from_settings, run_preflight
 from chainlit_app.runtime import Runtime
 from tests.conftest import need_engine, settings_for_tests
 

