@@ -135,7 +135,7 @@ class Monitor:
         if self._classifier is not None:
             self.store.add_all(self._classifier.finish())
 
-    # -- chat signals -------------------------------------------------------------------------------
+    # -- chat observations ---------------------------------------------------------------------------
     def observe_exception(self, exc: BaseException) -> Finding | None:
         finding = from_exception(exc)
         if finding is not None:
