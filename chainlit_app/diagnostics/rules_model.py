@@ -27,9 +27,8 @@ MODEL_RULES: tuple[Rule, ...] = (
         r"LocalEntryNotFoundError|couldn't connect to '?https://huggingface\.co|"
         r"Cannot find the requested files in the (?:disk )?cache|"
         r"host='(?:[\w-]+\.)*(?:huggingface\.co|hf\.co|hf-mirror\.com)'|OfflineModeIsEnabled",
-        hint="The model could not be downloaded (no network or offline mode): fetch it first or set "
-        "CHAT_MODEL "
-        "to a local folder.",
+        hint="The model could not be downloaded (no network or offline mode): "
+        "fetch it first or set CHAT_MODEL to a local folder.",
         examples=(
             "HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /api/x",
         ),
@@ -37,9 +36,8 @@ MODEL_RULES: tuple[Rule, ...] = (
     rule(
         "hf_repo_missing",
         Kind.STARTUP_FAILURE,
-        r"RepositoryNotFoundError|Repository Not Found for url|is not a local folder and is not a valid "
-        r"model "
-        r"identifier|Invalid repository ID or local directory",
+        r"RepositoryNotFoundError|Repository Not Found for url|"
+        r"is not a local folder and is not a valid model identifier|Invalid repository ID or local directory",
         hint="CHAT_MODEL is neither an existing local folder nor a hub repository: fix the path or the id.",
         examples=("OSError: foo/bar is not a local folder and is not a valid model identifier listed on",),
     ),
@@ -49,37 +47,37 @@ MODEL_RULES: tuple[Rule, ...] = (
         r"HFValidationError|Repo id must be in the form",
         hint="The model path does not exist on this machine, so it was taken for a hub id: fix CHAT_MODEL.",
         examples=(
-            "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or "
-            "'namespace/repo_name': '/path/does-not-exist'.",
+            "huggingface_hub.errors.HFValidationError: "
+            "Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/path/does-not-exist'.",
         ),
     ),
     rule(
         "arch_unsupported",
         Kind.STARTUP_FAILURE,
         r"architectures? \[[^\]]*\] (?:are|is) not supported|are not supported for now",
-        hint="vLLM has no implementation of config.json's `architectures`: upgrade vLLM or serve a supported "
-        "model.",
+        hint="vLLM has no implementation of config.json's `architectures`: upgrade vLLM or serve a supported model.",
         examples=("Value error, Model architectures ['FooBarForCausalLM'] are not supported for now.",),
     ),
     # In the public reports this is nearly always a transformers release older than the model.
     rule(
         "transformers_too_old",
         Kind.VERSION_MISMATCH,
-        r"has model type [`'\"]?[\w.-]+[`'\"]? but Transformers does not recognize|does not recognize this "
-        r"architecture",
-        hint="The installed transformers does not know this model_type: upgrade transformers in the engine "
-        "venv (or vLLM, which pins it); if model_type in config.json is a typo, fix it.",
+        r"has model type [`'\"]?[\w.-]+[`'\"]? but Transformers does not recognize|"
+        r"does not recognize this architecture",
+        hint="The installed transformers does not know this model_type: "
+        "upgrade transformers in the engine venv (or vLLM, which pins it); if model_type in config.json is a typo, "
+        "fix it.",
         examples=(
-            "Value error, The checkpoint you are trying to load has model type `glm4v_moe` but Transformers does "
-            "not recognize this architecture.",
+            "Value error, "
+            "The checkpoint you are trying to load has model type `glm4v_moe` but Transformers does not recognize this architecture.",  # noqa: E501
         ),
     ),
     rule(
         "model_type_unknown",
         Kind.STARTUP_FAILURE,
         r"Unrecognized model in|Should have a `model_type` key|Error parsing config for",
-        hint="config.json's model_type is unknown to the installed transformers: fix config.json or upgrade "
-        "transformers in the engine venv.",
+        hint="config.json's model_type is unknown to the installed transformers: "
+        "fix config.json or upgrade transformers in the engine venv.",
         examples=(
             "Error parsing config for DIR: The checkpoint you are trying to load has model type `foobar`",
         ),
@@ -88,9 +86,8 @@ MODEL_RULES: tuple[Rule, ...] = (
         "tokenizer_missing",
         Kind.STARTUP_FAILURE,
         r"Couldn't instantiate the backend tokenizer|Can't load tokenizer|Tokenizer class \w+ does not exist",
-        hint="The tokenizer files are missing or unreadable: copy tokenizer.json and tokenizer_config.json "
-        "from "
-        "the model repository.",
+        hint="The tokenizer files are missing or unreadable: "
+        "copy tokenizer.json and tokenizer_config.json from the model repository.",
         examples=("ValueError: Couldn't instantiate the backend tokenizer from one of:",),
     ),
     rule(
@@ -123,10 +120,9 @@ MODEL_RULES: tuple[Rule, ...] = (
     rule(
         "bad_argument",
         Kind.STARTUP_FAILURE,
-        r"error: unrecognized arguments:|error: argument --?[\w-]+|error: the following arguments are "
-        r"required",
-        hint="vLLM rejected a command-line argument: compare the flags with `python -m "
-        "vllm.entrypoints.openai.api_server --help`.",
+        r"error: unrecognized arguments:|error: argument --?[\w-]+|error: the following arguments are required",
+        hint="vLLM rejected a command-line argument: "
+        "compare the flags with `python -m vllm.entrypoints.openai.api_server --help`.",
         examples=("api_server.py: error: unrecognized arguments: --enable-moe",),
     ),
     rule(
@@ -134,8 +130,7 @@ MODEL_RULES: tuple[Rule, ...] = (
         Kind.STARTUP_FAILURE,
         r"Timed out waiting for engines? (?:core )?(?:processes )?to|Did not receive response from front-end",
         role="weak",
-        hint="The engine process never reported ready: look above for its error, or for a hang while "
-        "loading.",
+        hint="The engine process never reported ready: look above for its error, or for a hang while loading.",
         examples=("TimeoutError: Timed out waiting for engines to send initial message on input socket.",),
     ),
     rule(

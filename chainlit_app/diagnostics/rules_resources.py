@@ -15,12 +15,11 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"max seq len \(\d+\) is larger than the maximum number of tokens that can be stored in KV cache|"
         r"larger than the available KV cache memory|estimated maximum model length is",
-        hint="The KV cache cannot hold one max-length sequence: lower CHAT_MAX_MODEL_LEN or give the cache "
-        "more memory (--gpu-memory-utilization, VLLM_CPU_KVCACHE_SPACE).",
+        hint="The KV cache cannot hold one max-length sequence: "
+        "lower CHAT_MAX_MODEL_LEN or give the cache more memory (--gpu-memory-utilization, VLLM_CPU_KVCACHE_SPACE).",
         examples=(
-            "ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can "
-            "be "
-            "stored in KV cache (3664).",
+            "ValueError: The model's max seq len (4096) "
+            "is larger than the maximum number of tokens that can be stored in KV cache (3664).",
         ),
     ),
     rule(
@@ -28,8 +27,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"No available memory for the cache blocks|# GPU blocks: 0\b|KV cache size: 0 tokens|"
         r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache",
-        hint="Nothing is left for the KV cache after loading the weights: raise --gpu-memory-utilization "
-        "(GPU) "
+        hint="Nothing is left for the KV cache after loading the weights: raise --gpu-memory-utilization (GPU) "
         "or VLLM_CPU_KVCACHE_SPACE (CPU), or serve a smaller model.",
         examples=(
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
@@ -51,8 +49,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"Cannot allocate memory|\[Errno 12\]|std::bad_alloc|(?:^|\s)MemoryError\b|"
         r"DefaultCPUAllocator: (?:can't|not enough memory)|not enough memory: you tried to allocate|"
         r"ray-oom-prevention|killed due to the node running low on memory|Memory on the node .{0,80} was \d",
-        hint="The machine ran out of RAM: lower VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB) or the model "
-        "size, "
+        hint="The machine ran out of RAM: lower VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB) or the model size, "
         "or free memory.",
         examples=("RuntimeError: unable to mmap 16933256392 bytes from file: Cannot allocate memory (12)",),
     ),
@@ -79,8 +76,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.PORT_IN_USE,
         r"\[Errno 98\]|\[WinError 10048\]|EADDRINUSE|address already in use|"
         r"error while attempting to bind on address|port have been bound already|Failed to bind the IP port",
-        hint="Another process holds the port: stop it (`ss -ltnp | grep :PORT`) or set CHAT_PORT to a free "
-        "port.",
+        hint="Another process holds the port: stop it (`ss -ltnp | grep :PORT`) or set CHAT_PORT to a free port.",
         examples=("OSError: [Errno 98] Address already in use",),
     ),
 )

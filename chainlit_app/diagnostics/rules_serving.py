@@ -14,8 +14,7 @@ _PROCESS_FAILED = (
     r"Engine core proc \S+ died unexpectedly|(?:APIServer|API server|ApiServer)\b.{0,60}\bexited|"
     r"Worker proc \S+ died unexpectedly|Error executing method|Worker failed with error|"
     r"WorkerProc (?:initialization failed|hit an exception)|AsyncLLM output_handler failed|"
-    r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an "
-    r"exception|"
+    r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an exception|"
     r"EngineCore encountered a fatal error|Exception in worker|engine core exited unexpectedly"
 )
 
@@ -27,8 +26,8 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"The model [`'\"].{0,300}?[`'\"] does not exist|The request model:? \S+ does not exist|"
         r"\bmodel [`'\"][^`'\"]+[`'\"] not found|\bmodel \S+ not found\b|\bModel not found\b|\bmodel_not_found\b|"
         r"Model metadata for \S+ not found|\bno such model\b",
-        hint="The request names a model this server does not serve: set CHAT_SERVED_MODEL_NAME to vLLM's "
-        "--served-model-name (see GET /v1/models).",
+        hint="The request names a model this server does not serve: "
+        "set CHAT_SERVED_MODEL_NAME to vLLM's --served-model-name (see GET /v1/models).",
         examples=(
             "The model `gpt-4` does not exist. Valid aliases: tiny.",
             "The model `<img src=\"x\" onerror='a'>` does not exist. Valid aliases: tiny.",
@@ -53,16 +52,15 @@ SERVING_RULES: tuple[Rule, ...] = (
         "not_found_error",
         Kind.MODEL_NOT_FOUND,
         r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b",
-        hint="The server answered 404: the model name or the base URL (CHAT_VLLM_URL, must end with /v1) is "
-        "wrong.",
+        hint="The server answered 404: the model name or the base URL (CHAT_VLLM_URL, must end with /v1) is wrong.",
         examples=("openai.NotFoundError: Error code: 404 - {'detail': 'Not Found'}",),
     ),
     rule(
         "access_404_completion",
         Kind.MODEL_NOT_FOUND,
         r"\"(?:POST|GET) /v1/(?:chat/completions|completions|responses|embeddings)\S* HTTP/[\d.]+\" 404\b",
-        hint="404 on a completion endpoint: the request's model name is not served; compare "
-        "CHAT_SERVED_MODEL_NAME with --served-model-name.",
+        hint="404 on a completion endpoint: the request's model name is not served; "
+        "compare CHAT_SERVED_MODEL_NAME with --served-model-name.",
         examples=('INFO:     127.0.0.1:5555 - "POST /v1/chat/completions HTTP/1.1" 404 Not Found',),
     ),
     rule(
@@ -70,8 +68,8 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.CONNECTION,
         r"\"(?:POST|GET|PUT) (?:/v1\S*|/generate\S*|\S*/completions\S*|/api/\S*) HTTP/[\d.]+\" 404\b",
         role="weak",
-        hint="The client calls a path this server does not serve: CHAT_VLLM_URL must be http://HOST:PORT/v1 "
-        "on the OpenAI-compatible server.",
+        hint="The client calls a path this server does not serve: "
+        "CHAT_VLLM_URL must be http://HOST:PORT/v1 on the OpenAI-compatible server.",
         examples=('INFO:     127.0.0.1:45622 - "GET /v1//models HTTP/1.1" 404 Not Found',),
     ),
     rule(
@@ -99,8 +97,8 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"cannot be greater than max_model_len|is longer than the maximum model length|"
         r"Prompt length of \d+ is longer than|context_length_exceeded|context length exceeded|"
         r"max_tokens must be at least 1, got -\d+|exceeds (?:the )?model's maximum context length",
-        hint="Prompt plus max_tokens exceed max_model_len: trim the chat history or max_tokens, or raise "
-        "CHAT_MAX_MODEL_LEN.",
+        hint="Prompt plus max_tokens exceed max_model_len: trim the chat history or max_tokens, "
+        "or raise CHAT_MAX_MODEL_LEN.",
         examples=("This model's maximum context length is 512 tokens. However, your prompt contains 513",),
     ),
     rule(
@@ -108,8 +106,8 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.CHAT_TEMPLATE,
         r"default chat template is no longer allowed|ChatTemplateResolutionError|"
         r"chat_template is not set|no chat template (?:is )?(?:defined|found|provided|set)",
-        hint="The tokenizer has no chat template: pass --chat-template FILE to vLLM or add chat_template to "
-        "tokenizer_config.json.",
+        hint="The tokenizer has no chat template: "
+        "pass --chat-template FILE to vLLM or add chat_template to tokenizer_config.json.",
         examples=(
             "As of transformers v4.44, default chat template is no longer allowed, so you must provide",
         ),
@@ -119,11 +117,10 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.CHAT_TEMPLATE,
         r"error occurred in `?transformers`? while applying chat template|Error in applying chat template|"
         r"error while applying (?:the )?chat template|Failed to apply chat template",
-        hint="The chat template raised an error for these messages: fix the template or pass a working one "
-        "with --chat-template.",
+        hint="The chat template raised an error for these messages: "
+        "fix the template or pass a working one with --chat-template.",
         examples=(
-            "ERROR 09-14 13:08:40 [chat_utils.py:1233] An error occurred in `transformers` while applying chat "
-            "template",
+            "ERROR 09-14 13:08:40 [chat_utils.py:1233] An error occurred in `transformers` while applying chat template",  # noqa: E501
         ),
     ),
     rule(
@@ -132,8 +129,8 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"jinja2\.exceptions|TemplateSyntaxError|TemplateError|UndefinedError|roles must alternate|"
         r"conversation roles must|must alternate user/assistant|System role not supported|"
         r"Only user and assistant roles are supported|Unexpected role '\w+' after role",
-        hint="The chat template fails to render this conversation: fix the template (--chat-template) or the "
-        "message roles.",
+        hint="The chat template fails to render this conversation: fix the template (--chat-template) "
+        "or the message roles.",
         examples=(
             "jinja2.exceptions.TemplateSyntaxError: expected token 'end of print statement', got 'name'",
         ),
@@ -169,8 +166,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.DECODE_ERROR,
         r"Encountered invalid prefix detokenization error",
         role="weak",
-        hint="The model produced invalid UTF-8 that the detokenizer had to reset on: check "
-        "tokenizer/weights.",
+        hint="The model produced invalid UTF-8 that the detokenizer had to reset on: check tokenizer/weights.",
         examples=(
             "WARNING Encountered invalid prefix detokenization error for request x, resetting decode stream",
         ),
@@ -179,8 +175,8 @@ SERVING_RULES: tuple[Rule, ...] = (
         "logged_output_garbled",
         Kind.DECODE_ERROR,
         r"Generated (?:response|text)\b.*?(?:\\x(?:0[0-8bcef]|1[0-9a-f]|7f)|\\ufffd|\ufffd)",
-        hint="The generated text holds replacement or control characters: tokenizer, weights or dtype are "
-        "wrong (on a CPU try --dtype float32).",
+        hint="The generated text holds replacement or control characters: "
+        "tokenizer, weights or dtype are wrong (on a CPU try --dtype float32).",
         examples=("Generated response chatcmpl-1: output: 'motor\ufffd verbose', finish_reason: length",),
     ),
     rule(
@@ -190,8 +186,8 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"?\"([^\w\s'\"])\3{9,}|"
         r"text='([^\w\s'\"])\4{9,}",
         role="weak",
-        hint="The output is one character repeated (e.g. '!!!!', typical of NaN logits): serve with another "
-        "dtype (--dtype float32 on CPU, bfloat16 on GPUs that support it).",
+        hint="The output is one character repeated (e.g. '!!!!', typical of NaN logits): "
+        "serve with another dtype (--dtype float32 on CPU, bfloat16 on GPUs that support it).",
         examples=("Prompt:  'The capital of France is:',generated text: '!!!!!!!!!!!!!!!!!!'",),
     ),
     rule(
@@ -223,9 +219,8 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"finish_reason='(?:stop|length)'[^()]{0,120}message=ChatCompletionMessage\(content=(?:''|None)|"
         r"ChatCompletionMessage\(content=''|ChatCompletionMessage\(content=None[^()]*tool_calls=(?:None|"
         r"\[\])",
-        hint="The server returned an empty answer: check eos_token_id / stop settings, max_tokens and the "
-        "chat "
-        "template.",
+        hint="The server returned an empty answer: check eos_token_id / stop settings, "
+        "max_tokens and the chat template.",
         examples=(
             '{"choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"stop"}]}',
         ),
@@ -235,16 +230,15 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.EMPTY_OUTPUT,
         r"\bstop=\[(?:[^\]]*?,\s*)?''\s*[,\]]",
         role="weak",
-        hint="The request carries an empty stop string, which ends every answer at once: remove it from "
-        "'stop'.",
+        hint="The request carries an empty stop string, which ends every answer at once: remove it from 'stop'.",
         examples=("SamplingParams(n=1, stop=['', '<|user|>'], stop_token_ids=[], max_tokens=8140)",),
     ),
     rule(
         "responses_output_empty",
         Kind.EMPTY_OUTPUT,
         r"object='response', output=\[\]|\"object\":\s*\"response\".{0,200}\"output\":\s*\[\]",
-        hint="The Responses API answer has no output at all: check max_output_tokens, the reasoning parser and "
-        "the chat template.",
+        hint="The Responses API answer has no output at all: check max_output_tokens, "
+        "the reasoning parser and the chat template.",
         examples=("Response(id='resp_1', created_at=1.0, error=None, model='m', object='response', output=[], x=1)",),
     ),
     rule(
@@ -259,16 +253,14 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "connection_refused",
         Kind.CONNECTION,
-        r"Connection refused|ConnectionRefusedError|\[Errno 111\]|ECONNREFUSED|\bConnectError\b|"
-        r"APIConnectionError|Connection error\b|Failed to establish a new connection|Max retries exceeded "
-        r"with url|"
-        r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
-        r"getaddrinfo failed|Cannot connect to (?:host|supervisor|server)|All connection attempts failed|"
-        r"No route to host|"
-        r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|"
-        r"ConnectTimeout|Connection timed out|connect timeout",
-        hint="Nothing answers at CHAT_VLLM_URL: start the server (or wait for start-up) and check host, port "
-        "and the /v1 suffix.",
+        r"Connection refused|ConnectionRefusedError|\[Errno 111\]|ECONNREFUSED|\bConnectError\b|APIConnectionError|"
+        r"Connection error\b|Failed to establish a new connection|Max retries exceeded with url|"
+        r"Name or service not known|Temporary failure in name resolution|nodename nor servname|getaddrinfo failed|"
+        r"Cannot connect to (?:host|supervisor|server)|All connection attempts failed|No route to host|"
+        r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|ConnectTimeout|"
+        r"Connection timed out|connect timeout",
+        hint="Nothing answers at CHAT_VLLM_URL: "
+        "start the server (or wait for start-up) and check host, port and the /v1 suffix.",
         examples=(
             "httpx.ConnectError: [Errno 111] Connection refused",
             "openai.APIConnectionError: Connection error.",
@@ -277,11 +269,11 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "connection_broken",
         Kind.CONNECTION,
-        r"RemoteProtocolError|Server disconnected without sending a response|peer closed connection without "
-        r"sending complete message body|incomplete chunked read|IncompleteRead|ServerDisconnectedError|"
-        r"Connection aborted",
-        hint="The server closed the connection mid-answer, usually because it crashed: read the server log "
-        "around that time.",
+        r"RemoteProtocolError|Server disconnected without sending a response|"
+        r"peer closed connection without sending complete message body|incomplete chunked read|IncompleteRead|"
+        r"ServerDisconnectedError|Connection aborted",
+        hint="The server closed the connection mid-answer, usually because it crashed: "
+        "read the server log around that time.",
         examples=("httpx.RemoteProtocolError: peer closed connection without sending complete message body",),
     ),
     rule(
@@ -298,8 +290,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.SLOW_OR_STALLED,
         r"APITimeoutError|Request timed out|ReadTimeout|read timed out|timed out waiting for (?:response|"
         r"output)",
-        hint="The answer took longer than the client timeout: check /metrics for waiting requests and "
-        "tokens/s.",
+        hint="The answer took longer than the client timeout: check /metrics for waiting requests and tokens/s.",
         examples=("openai.APITimeoutError: Request timed out.",),
     ),
     rule(
@@ -309,16 +300,16 @@ SERVING_RULES: tuple[Rule, ...] = (
         hint="A collective operation between GPUs or nodes hung: check the interconnect (NCCL_DEBUG=INFO), "
         "lower tensor parallelism, or restart the server.",
         examples=(
-            "[rank0]:[E822 16:31:16.131931664 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective "
-            "operation timeout: WorkNCCL(SeqNum=5730, OpType=BROADCAST)",
+            "[rank0]:[E822 16:31:16.131931664 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: "  # noqa: E501
+            "WorkNCCL(SeqNum=5730, OpType=BROADCAST)",
         ),
     ),
     rule(
         "health_check_timeout",
         Kind.SLOW_OR_STALLED,
         r"Didn't receive health check response|health check (?:timed out|timeout)|marking it unhealthy",
-        hint="The server did not answer its health check in time: it is overloaded or hangs; check the queue "
-        "(/metrics) and lower the load or --max-num-seqs.",
+        hint="The server did not answer its health check in time: it is overloaded or hangs; "
+        "check the queue (/metrics) and lower the load or --max-num-seqs.",
         examples=(
             "Didn't receive health check response for replica Replica(id='r1') after 10.0s, marking it unhealthy.",
         ),
