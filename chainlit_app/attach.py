@@ -49,8 +49,7 @@ def _finding(kind: Kind, text: str, hint: str) -> Finding:
 
 def connection_hint(base_url: str) -> str:
     host = urlparse(base_url).hostname or ""
-    hint = (f"Start vLLM or fix CHAT_VLLM_URL ({base_url}); check the port with "
-            f"`curl {base_url}/health`.")
+    hint = (f"Start vLLM or fix CHAT_VLLM_URL ({base_url}); check the port with `curl {base_url}/health`.")
     if host in LOOPBACK:
         where = "This app runs in a container: " if in_container() else "If this app runs in a container, "
         hint += (f" {where}localhost is the container itself; use the host's address "
@@ -73,8 +72,8 @@ async def check_server(base_url: str, api_key: str | None, wanted: str | None, t
             else:
                 result.findings.append(_finding(
                     Kind.CONNECTION, f"GET {base_url}/v1/models -> HTTP {exc.response.status_code}",
-                    "CHAT_VLLM_URL may point at something that is not vLLM's OpenAI server; it should be "
-                    "the address where /v1/models answers."))
+                    "CHAT_VLLM_URL may point at something that is not vLLM's OpenAI server; "
+                    "it should be the address where /v1/models answers."))
             return result
         except httpx.HTTPError as exc:
             result.findings.append(_finding(

@@ -26,8 +26,9 @@ def announce_login(users: UserDirectory, settings: Settings, url: str) -> None:
     """Print the generated admin password once, in the terminal only (never in a log file)."""
     if users.generated:
         print(
-            f"\n  Chat console: {url}\n  Log in as '{settings.admin_user}' with the generated password "
-            f"stored in {users.password_file} (shown once):\n    {users.accounts[settings.admin_user].password}\n",
+            f"\n  Chat console: {url}\n"
+            f"  Log in as '{settings.admin_user}' with the generated password stored in {users.password_file} "
+            f"(shown once):\n    {users.accounts[settings.admin_user].password}\n",
             flush=True,
         )
     else:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from dataclasses import asdict
 from typing import Any
 
 import chainlit as cl
-import openai
 from chainlit.input_widget import Slider, TextInput
 
+from chainlit_app.answer_stream import AnswerRequest, AnswerStream
 from chainlit_app.conversation import (
     MAX_INPUT_CHARS,
     NOTE_CUT,
@@ -27,11 +26,11 @@ from chainlit_app.conversation import (
     clean_input,
     with_note,
 )
+from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.status import EngineState
-from chainlit_app.engine.stream import open_chat_stream, piece
+from chainlit_app.engine.stream import open_chat_stream
 from chainlit_app.failures import explain
 from chainlit_app.history import FIRST_TOKEN_GATE
-from chainlit_app.pacing import flush_interval
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -41,7 +40,6 @@ PARAMS = "params"
 AUTHOR = "Assistant"
 SYSTEM_AUTHOR = "Console"
 RETRY_ACTION = "retry_question"
-_streaming_answers = 0
 
 
 def default_params(runtime: Runtime) -> Params:
@@ -178,74 +176,19 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     except InputTooLong as exc:
         await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
         return None
-    global _streaming_answers
-    buffer: list[str] = []
-    last_flush = 0.0
-    stream: Any = None
     started = time.monotonic()
-    first_token_at: float | None = None
-    finish_reason: str | None = None
-    completion_tokens: int | None = None
-    _streaming_answers += 1
-    streams = _streaming_answers
-    pace = runtime.pace
-    interval = pace.stream_interval(pace.expected_load(streams)) if runtime.settings.stream_batching else 1
-    shortened = False
-    last_token_at: float | None = None
-    load_seen = 0  # the sum of streams at each chunk: the answer's rate is learnt at its mean load
-    chunks = 0
+    request = AnswerRequest(
+        runtime.served_model_name, params, fitted,
+        shorten=lambda: conversation.fit(params, runtime.settings.max_model_len, budget_scale=0.5),
+    )
+    answer = AnswerStream(request, lambda body: open_chat_stream(runtime.client(), body), runtime.pace,
+                          batching=runtime.settings.stream_batching)
     try:
-        for _attempt in range(3):
-            try:
-                stream = await open_chat_stream(runtime.client(), {
-                    "model": runtime.served_model_name,
-                    "messages": fitted.messages,
-                    "temperature": params.temperature,
-                    "top_p": params.top_p,
-                    "max_tokens": fitted.max_tokens,
-                    "stream_options": {"include_usage": True},
-                    **({"stream_interval": interval} if interval > 1 else {}),
-                })
-                break
-            except openai.BadRequestError as exc:
-                if not shortened and "context length" in str(exc):
-                    fitted = conversation.fit(params, runtime.settings.max_model_len, budget_scale=0.5)
-                    shortened = True
-                    continue
-                if interval > 1 and "stream_interval" in str(exc):
-                    log.warning("the server refused stream_interval (not vLLM, or an old one): tokens come one by one")
-                    pace.max_interval = interval = 1
-                    continue
-                raise
-        async for chunk in stream:
-            got = piece(chunk)
-            if got.completion_tokens is not None:
-                completion_tokens = got.completion_tokens
-            if got.finish_reason:
-                finish_reason = got.finish_reason
-            token = got.content
-            if not token:
-                continue
-            buffer.append(token)
-            now = last_token_at = time.monotonic()
-            load_seen += _streaming_answers
-            chunks += 1
-            # A batched chunk is already about one UI update's worth: forward it unless chunks come twice as fast.
-            wait = flush_interval(_streaming_answers) / (2 if interval > 1 else 1)
-            if not msg.streaming or now - last_flush >= wait:
-                await msg.stream_token("".join(buffer))
-                buffer.clear()
-                last_flush = now
-            if first_token_at is None:
-                first_token_at = now
-                release_history()  # the first token is on its way to the browser; history may write now
-        if buffer:
-            await msg.stream_token("".join(buffer))
-        ttft = first_token_at - started if first_token_at is not None else None
-        if first_token_at is not None and last_token_at is not None:
-            pace.record(round(load_seen / chunks), completion_tokens, last_token_at - first_token_at)
+        # release_history: the first token is on its way to the browser; history may write now
+        await answer.run(msg.stream_token, on_first_token=release_history)
+        finish_reason, completion_tokens = answer.finish_reason, answer.completion_tokens
         findings = runtime.monitor.observe_answer(msg.content, finish_reason, completion_tokens,
-                                                  first_token_seconds=ttft)
+                                                  first_token_seconds=answer.first_token_seconds)
         if not msg.content:
             msg.content = (
                 f"{NOTE_EMPTY_PREFIX}: finish reason {finish_reason}, "
@@ -256,17 +199,16 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             await msg.send()
             log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
-        answer = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
-        if is_admin and any(f.kind == "decode_error" for f in findings):
+        text = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
+        if is_admin and any(f.kind == Kind.DECODE_ERROR for f in findings):
             msg.content = with_note(msg.content, NOTE_DECODE)
         if finish_reason == "length":
             msg.content = with_note(msg.content, NOTE_CUT)
         await msg.send()
-        log.info("answer: %d chars in %.2f s", len(answer), time.monotonic() - started)
-        return answer
+        log.info("answer: %d chars in %.2f s", len(text), time.monotonic() - started)
+        return text
     except asyncio.CancelledError:
-        await _close(stream)
-        partial = msg.content + "".join(buffer)
+        partial = answer.text  # the stream is closed already: vLLM has stopped generating
         msg.content = with_note(partial, NOTE_STOPPED)
         if partial:  # the reader saw it, so the model sees it next time too
             conversation.add("assistant", partial)
@@ -275,8 +217,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         await msg.send()
         raise
     except Exception as exc:  # every failure becomes a short message, never a traceback
-        await _close(stream)
-        partial = msg.content + "".join(buffer)
+        partial = answer.text
         explanation = explain(exc, is_admin)
         runtime.monitor.observe_exception(exc)
         runtime.after_chat_failure()
@@ -290,8 +231,6 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             return partial
         await cl.Message(content=f"⚠ {explanation}", author=SYSTEM_AUTHOR, actions=retry).send()
         return None
-    finally:
-        _streaming_answers -= 1
 
 
 def retry_action(question: str) -> cl.Action:
@@ -311,13 +250,6 @@ def resume_chat(runtime: Runtime, turns: list[dict[str, str]]) -> None:
     """A resumed thread: the model sees the stored conversation again."""
     cl.user_session.set(PARAMS, default_params(runtime))
     cl.user_session.set(CONVERSATION, Conversation(turns=list(turns)))
-
-
-async def _close(stream: Any) -> None:
-    """Closing the HTTP stream is what makes vLLM abort the request."""
-    if stream is not None:
-        with contextlib.suppress(Exception):
-            await stream.close()
 
 
 def params_json(params: Params) -> dict[str, Any]:

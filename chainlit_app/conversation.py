@@ -107,8 +107,9 @@ class Conversation:
         room_for_prompt = budget - fixed - newest_cost
         if room_for_prompt < 16:
             raise InputTooLong(
-                f"Your message is about {newest_cost} tokens, but the model's context holds "
-                f"{max_model_len} tokens in all. Shorten the message, or raise CHAT_MAX_MODEL_LEN."
+                f"Your message is about {newest_cost} tokens, "
+                f"but the model's context holds {max_model_len} tokens in all. Shorten the message, "
+                f"or raise CHAT_MAX_MODEL_LEN."
             )
         wanted_answer = min(params.max_tokens, max(16, room_for_prompt // 2))
         room = room_for_prompt - wanted_answer

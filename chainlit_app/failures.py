@@ -1,15 +1,15 @@
 """What a failed chat request means, in one short sentence a user can act on.
 
-The kind comes from the same place as the panel's chat-side finding (`diagnostics.signals`, which
-reads the server's message with the log rules and then the app's one exception table), so the chat and
-the panel never disagree about what went wrong.
+The kind comes from the same place as the panel's chat-side finding (`diagnostics.chat_observations`,
+which reads the server's message with the log rules and then the app's one exception table), so the chat
+and the panel never disagree about what went wrong.
 """
 
 from __future__ import annotations
 
 import openai
 
-from chainlit_app.diagnostics.signals import from_exception
+from chainlit_app.diagnostics.chat_observations import from_exception
 from chainlit_app.diagnostics.taxonomy import Kind
 
 _SENTENCES: dict[Kind, str] = {

@@ -78,9 +78,10 @@ def resolve_model(settings: Settings) -> ResolvedModel:
         return ResolvedModel("hub", wanted, settings.served_model_name or _short_name(wanted))
     folder = build_demo_model(settings)
     notice = (
-        f"The model {wanted} is not in the local Hugging Face cache and the hub could not be reached "
-        f"within {settings.hub_probe_timeout:.0f} s, so the offline demo model SmolLM2-135M-Instruct "
-        "is served instead. Download the model (or set CHAT_MODEL to a local folder) and restart."
+        f"The model {wanted} is not in the local Hugging Face cache "
+        f"and the hub could not be reached within {settings.hub_probe_timeout:.0f} s, "
+        "so the offline demo model SmolLM2-135M-Instruct is served instead. "
+        "Download the model (or set CHAT_MODEL to a local folder) and restart."
     )
     log.warning(notice)
     return ResolvedModel("demo", str(folder), settings.served_model_name or DEMO_SERVED_NAME, notice)

@@ -53,8 +53,8 @@ def exit_finding(code: int | None) -> Finding:
         return Finding(
             kind=Kind.ENGINE_ERROR.value, line=0, source="probe", rule="engine_fatal_signal", basis="phase",
             text=f"vLLM died of a fatal signal ({name}) while serving; requests in flight were lost",
-            hint="The engine crashed in native code: read the log above the exit (Fatal Python error, the stack "
-            "of the crash); try --enforce-eager, check that vLLM, torch and the driver belong together.",
+            hint="The engine crashed in native code: read the log above the exit (Fatal Python error, "
+            "the stack of the crash); try --enforce-eager, check that vLLM, torch and the driver belong together.",
         )
     how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"code {code}"
     return Finding(
@@ -135,7 +135,7 @@ class Monitor:
         if self._classifier is not None:
             self.store.add_all(self._classifier.finish())
 
-    # -- chat signals -------------------------------------------------------------------------------
+    # -- chat observations ---------------------------------------------------------------------------
     def observe_exception(self, exc: BaseException) -> Finding | None:
         finding = from_exception(exc)
         if finding is not None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 FLUSH_SECONDS = 0.03  # coalesce tokens faster than a screen refresh; the first token is never delayed
 MAX_FLUSH_SECONDS = 0.25  # under heavy load, still 4 updates a second per answer (each then brings 2+ tokens)
@@ -50,6 +52,24 @@ class StreamPace:
         self._lock = threading.Lock()
         self._peak = 0.0
         self._peak_at = 0.0
+        self._active = 0
+
+    @property
+    def active(self) -> int:
+        """Answers streaming in this process now: the load each of them shares the engine with."""
+        return self._active
+
+    @contextmanager
+    def streaming(self) -> Iterator[None]:
+        """Count one answer as streaming while the block runs; it stops counting however the block ends
+        (an error or a cancelled answer included), or every later answer would be paced for ghosts."""
+        with self._lock:
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._active -= 1
 
     def expected_load(self, streams: int, now: float | None = None) -> int:
         """Streams an answer starting now will share the engine with. When many questions come at once,

@@ -1,8 +1,9 @@
-"""Diagnostics for a chat front end on vLLM: log classification, live tail, findings store, chat signals.
+"""Diagnostics for a chat front end on vLLM: log classification, live tail, findings store, chat observations.
 
 Pure Python on purpose (no Chainlit import), so the same code serves the panel and the CLI.
 """
 
+from .chat_observations import FirstTokenWatch, from_answer, from_exception, from_metrics
 from .classifier import LineClassifier
 from .findings import Finding, Report
 from .harmless import HARMLESS
@@ -10,7 +11,6 @@ from .lineformat import line_level, parse_line
 from .redact import redact
 from .rule_tables import RULES
 from .rules import Rule
-from .signals import FirstTokenWatch, from_answer, from_exception, from_metrics
 from .store import FindingsStore, LogRing
 from .tail import LogFollower
 from .taxonomy import HEALTHY, KINDS, Kind, KindInfo, kind_info

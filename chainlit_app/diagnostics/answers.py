@@ -195,9 +195,8 @@ def judge_answer(
         )
         if reasoning.strip():
             hint = (
-                "The answer is in reasoning_content and content is empty: the reasoning parser "
-                "(--reasoning-parser) took the whole answer; use a parser that fits the model, or none, or "
-                "read reasoning_content."
+                "The answer is in reasoning_content and content is empty: the reasoning parser (--reasoning-parser) "
+                "took the whole answer; use a parser that fits the model, or none, or read reasoning_content."
             )
         elif (completion_tokens or 0) <= 1:
             hint = "Generation stopped at the first token: the EOS/stop configuration ends answers at once."
@@ -211,8 +210,8 @@ def judge_answer(
         return AnswerVerdict(
             Kind.DEGENERATE_OUTPUT,
             f"the {len(text)}-character answer repeats itself (finish_reason={finish_reason!r})",
-            "The model loops: send repetition_penalty 1.1 (or frequency_penalty), use the chat model with "
-            "its template, and check the stop tokens.",
+            "The model loops: send repetition_penalty 1.1 (or frequency_penalty), "
+            "use the chat model with its template, and check the stop tokens.",
         )
     return None
 
@@ -225,8 +224,8 @@ def _garbled(text: str) -> AnswerVerdict | None:
     return AnswerVerdict(
         Kind.DECODE_ERROR,
         f"the answer is garbled ({what} in {len(text)} characters)",
-        "The output is not readable text: the tokenizer does not fit the model, the weights are damaged, or "
-        "the numerics are broken (on a CPU serve with --dtype float32).",
+        "The output is not readable text: the tokenizer does not fit the model, the weights are damaged, "
+        "or the numerics are broken (on a CPU serve with --dtype float32).",
     )
 
 

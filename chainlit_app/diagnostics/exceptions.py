@@ -39,46 +39,45 @@ def _e(names: str, kind: Kind, hint: str, message: str = "", *, wrapper: bool = 
     return ExceptionEntry(frozenset(names.split()), kind, hint, pattern, wrapper)
 
 
-K = Kind
 EXCEPTIONS: tuple[ExceptionEntry, ...] = (
     # memory
-    _e("OutOfMemoryError CudaOutOfMemoryError", K.OUT_OF_MEMORY,
-       "The GPU ran out of memory: lower --gpu-memory-utilization's other users, --max-model-len or "
-       "--max-num-seqs, or use a smaller model."),
-    _e("MemoryError", K.OUT_OF_MEMORY, "The process ran out of RAM: free memory or lower the KV cache size."),
+    _e("OutOfMemoryError CudaOutOfMemoryError", Kind.OUT_OF_MEMORY,
+       "The GPU ran out of memory: lower --gpu-memory-utilization's other users, --max-model-len or --max-num-seqs, "
+       "or use a smaller model."),
+    _e("MemoryError", Kind.OUT_OF_MEMORY, "The process ran out of RAM: free memory or lower the KV cache size."),
     # sockets: the errno says which
-    _e("OSError", K.PORT_IN_USE, "The port is taken: stop the other server or choose another --port.",
+    _e("OSError", Kind.PORT_IN_USE, "The port is taken: stop the other server or choose another --port.",
        r"\[Errno (?:98|48|10048)\]|address already in use"),
     # clients of the server: openai, httpx, requests, aiohttp (timeouts before connections: subclasses)
     _e("APITimeoutError ReadTimeout WriteTimeout PoolTimeout ReadTimeoutError TimeoutException "
-       "ServerTimeoutError TimeoutError RayChannelTimeoutError GetTimeoutError", K.SLOW_OR_STALLED,
+       "ServerTimeoutError TimeoutError RayChannelTimeoutError GetTimeoutError", Kind.SLOW_OR_STALLED,
        "No answer within the client timeout: the server is overloaded or stuck; check /metrics."),
     _e("APIConnectionError ConnectError ConnectTimeout ConnectionRefusedError ClientConnectorError "
        "ServerDisconnectedError RemoteProtocolError NewConnectionError MaxRetryError ConnectionError "
-       "ProtocolError ChunkedEncodingError IncompleteRead", K.CONNECTION,
+       "ProtocolError ChunkedEncodingError IncompleteRead", Kind.CONNECTION,
        "The client could not reach the server or lost the connection: check that it runs and the URL."),
-    _e("AuthenticationError PermissionDeniedError", K.AUTH,
+    _e("AuthenticationError PermissionDeniedError", Kind.AUTH,
        "The server refused the API key: the client's key must equal vLLM's --api-key."),
-    _e("NotFoundError", K.MODEL_NOT_FOUND,
+    _e("NotFoundError", Kind.MODEL_NOT_FOUND,
        "The server does not serve that model or route: use a name from /v1/models and a URL ending in /v1."),
-    _e("InternalServerError", K.ENGINE_ERROR, "The server failed while answering: read its log at that time."),
+    _e("InternalServerError", Kind.ENGINE_ERROR, "The server failed while answering: read its log at that time."),
     # model source and files
     _e("HFValidationError RepositoryNotFoundError GatedRepoError RevisionNotFoundError EntryNotFoundError "
-       "LocalEntryNotFoundError OfflineModeIsEnabled", K.STARTUP_FAILURE,
+       "LocalEntryNotFoundError OfflineModeIsEnabled", Kind.STARTUP_FAILURE,
        "The model could not be found or downloaded: check CHAT_MODEL (a local folder or a hub id) and access."),
-    _e("SafetensorError HeaderTooLarge UnpicklingError", K.STARTUP_FAILURE,
+    _e("SafetensorError HeaderTooLarge UnpicklingError", Kind.STARTUP_FAILURE,
        "The weight files are damaged or incomplete: download the model again."),
     # text
-    _e("UnicodeDecodeError UnicodeEncodeError UnicodeError", K.DECODE_ERROR,
+    _e("UnicodeDecodeError UnicodeEncodeError UnicodeError", Kind.DECODE_ERROR,
        "Bytes could not be decoded as text: check the tokenizer files and the client's encoding."),
     _e("TemplateError TemplateSyntaxError UndefinedError TemplateNotFound TemplateRuntimeError "
-       "SecurityError", K.CHAT_TEMPLATE,
+       "SecurityError", Kind.CHAT_TEMPLATE,
        "The chat template failed to render: fix it or pass a working one with --chat-template."),
     # builds that do not fit together
-    _e("ImportError ModuleNotFoundError", K.VERSION_MISMATCH,
+    _e("ImportError ModuleNotFoundError", Kind.VERSION_MISMATCH,
        "A module is missing or was built for another version: reinstall vLLM with matching torch and CUDA."),
     # wrappers: the cause was printed before
-    _e("EngineDeadError AsyncEngineDeadError EngineGenerateError", K.ENGINE_ERROR,
+    _e("EngineDeadError AsyncEngineDeadError EngineGenerateError", Kind.ENGINE_ERROR,
        "The engine died; the cause is in the lines before this one.", wrapper=True),
 )
 
@@ -97,19 +96,19 @@ class RaisedInEntry:
 RAISED_IN: tuple[RaisedInEntry, ...] = (
     # First: the tokenizer's own code renders templates, so a failure under apply_chat_template is the
     # template's, wherever it was raised.
-    RaisedInEntry(("chat_utils", "chat_template"), K.CHAT_TEMPLATE,
+    RaisedInEntry(("chat_utils", "chat_template"), Kind.CHAT_TEMPLATE,
                   "Raised while applying the chat template: fix it or pass --chat-template.", anywhere=True),
-    RaisedInEntry(("detokeniz", "tokenizer", "tokenization_"), K.DECODE_ERROR,
+    RaisedInEntry(("detokeniz", "tokenizer", "tokenization_"), Kind.DECODE_ERROR,
                   "Raised while turning tokens into text: the tokenizer does not fit the model or is damaged.",
                   _SERVING),
-    RaisedInEntry(("tokenizer", "tokenization_"), K.STARTUP_FAILURE,
+    RaisedInEntry(("tokenizer", "tokenization_"), Kind.STARTUP_FAILURE,
                   "The tokenizer could not be loaded: check the tokenizer files in the model folder.", _STARTING),
     RaisedInEntry(("model_loader", "weight_utils", "model_executor/models/", "modeling_", "configuration_",
-                   "config.py", "configs/", "arg_utils", "transformers_utils"), K.STARTUP_FAILURE,
-                  "Raised while reading the model's configuration or weights: check the model folder, the "
-                  "architecture and the arguments.", _STARTING),
+                   "config.py", "configs/", "arg_utils", "transformers_utils"), Kind.STARTUP_FAILURE,
+                  "Raised while reading the model's configuration or weights: check the model folder, "
+                  "the architecture and the arguments.", _STARTING),
     RaisedInEntry(("attention/backends", "attention/ops", "v1/attention", "flash_attn", "xformers", "triton",
-                   "_custom_ops", "platforms/"), K.VERSION_MISMATCH,
+                   "_custom_ops", "platforms/"), Kind.VERSION_MISMATCH,
                   "Raised in a kernel or attention backend: the build does not support this model or hardware."),
 )
 

@@ -1,7 +1,7 @@
 """What a diagnosis produces: findings with their evidence and basis, and the report of a whole log.
 
-Kept apart from the classifier so that the store, the chat signals, the doctor and the panel can use
-the types without importing the rules.
+Kept apart from the classifier so that the store, the chat observations, the doctor and the panel can
+use the types without importing the rules.
 """
 
 from __future__ import annotations

@@ -51,8 +51,8 @@ class PrintedOutput:
             return []
         output = m.group("text")
         if "\ufffd" in output:
-            hint = "The logged answer holds U+FFFD: the tokenizer and the model do not fit together, or the " \
-                   "numerics are broken (try --dtype float32 on a CPU)."
+            hint = "The logged answer holds U+FFFD: the tokenizer and the model do not fit together, " \
+                   "or the numerics are broken (try --dtype float32 on a CPU)."
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "echo_output_garbled", "weak")]
         verdict = judge_answer(output.encode().decode("unicode_escape", "ignore") if "\\n" in output else output,
                                m.group("finish"), None)
@@ -82,8 +82,8 @@ class PrintedOutput:
         if len(self._plain) >= MAX_PLAIN_LINES:
             self._plain.clear()
         if len(key) >= 20 and is_garbled(key):
-            hint = "Printed output is not readable text: the tokenizer does not fit the model, or the numerics " \
-                   "are broken (on a CPU serve with --dtype float32)."
+            hint = "Printed output is not readable text: the tokenizer does not fit the model, " \
+                   "or the numerics are broken (on a CPU serve with --dtype float32)."
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_garbled", "weak")]
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
@@ -100,8 +100,8 @@ class PrintedOutput:
         self._glued += len(_GLUED.findall(key))
         if self._glued >= 5:
             self._loop_reported = True
-            hint = "Printed output is fragments glued to symbols: tokens drawn at random (broken numerics, or a " \
-                   "tokenizer that does not fit the model)."
+            hint = "Printed output is fragments glued to symbols: tokens drawn at random (broken numerics, " \
+                   "or a tokenizer that does not fit the model)."
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_fragments", "weak")]
         return []
 

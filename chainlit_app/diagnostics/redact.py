@@ -20,8 +20,8 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # api_key=X, api-key: X, "api_key": "X", 'api_key': 'X', VLLM_API_KEY=X, CHAT_API_KEY=X, HF_TOKEN=X
     (
         re.compile(
-            r"((?:[A-Z_]*API_KEY|api[-_]?key|HF_TOKEN|HUGGING_FACE_HUB_TOKEN|access[-_]token|secret|password)"
-            r"['\"]?\s*[:=]\s*['\"]?)(?!\*\*\*)[^\s'\",}]+",
+            r"((?:[A-Z_]*API_KEY|api[-_]?key|HF_TOKEN|HUGGING_FACE_HUB_TOKEN|access[-_]token|secret|"
+            r"password)['\"]?\s*[:=]\s*['\"]?)(?!\*\*\*)[^\s'\",}]+",
             re.IGNORECASE,
         ),
         r"\1" + MASK,

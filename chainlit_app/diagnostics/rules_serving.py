@@ -6,7 +6,7 @@ Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 from __future__ import annotations
 
 from .rules import SERVING, STARTING, Rule, rule
-from .taxonomy import Kind as K
+from .taxonomy import Kind
 
 # A vLLM process failed: the same words before ready (a start-up failure) and after (an engine error).
 _PROCESS_FAILED = (
@@ -14,8 +14,7 @@ _PROCESS_FAILED = (
     r"Engine core proc \S+ died unexpectedly|(?:APIServer|API server|ApiServer)\b.{0,60}\bexited|"
     r"Worker proc \S+ died unexpectedly|Error executing method|Worker failed with error|"
     r"WorkerProc (?:initialization failed|hit an exception)|AsyncLLM output_handler failed|"
-    r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an "
-    r"exception|"
+    r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an exception|"
     r"EngineCore encountered a fatal error|Exception in worker|engine core exited unexpectedly"
 )
 
@@ -23,12 +22,12 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- request-level errors ---
     rule(
         "model_does_not_exist",
-        K.MODEL_NOT_FOUND,
+        Kind.MODEL_NOT_FOUND,
         r"The model [`'\"].{0,300}?[`'\"] does not exist|The request model:? \S+ does not exist|"
         r"\bmodel [`'\"][^`'\"]+[`'\"] not found|\bmodel \S+ not found\b|\bModel not found\b|\bmodel_not_found\b|"
         r"Model metadata for \S+ not found|\bno such model\b",
-        hint="The request names a model this server does not serve: set CHAT_SERVED_MODEL_NAME to vLLM's "
-        "--served-model-name (see GET /v1/models).",
+        hint="The request names a model this server does not serve: "
+        "set CHAT_SERVED_MODEL_NAME to vLLM's --served-model-name (see GET /v1/models).",
         examples=(
             "The model `gpt-4` does not exist. Valid aliases: tiny.",
             "The model `<img src=\"x\" onerror='a'>` does not exist. Valid aliases: tiny.",
@@ -36,14 +35,14 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "model_not_served_here",
-        K.MODEL_NOT_FOUND,
+        Kind.MODEL_NOT_FOUND,
         r"Only \S+ allowed now, your model|['\"]code['\"]:\s*40301\b",
         hint="This server serves another model: use the name it lists in /v1/models.",
         examples=("'Only yi-34b-chat allowed now, your model qwen-llm-chat', 'code': 40301}",),
     ),
     rule(
         "model_lookup_not_found",
-        K.MODEL_NOT_FOUND,
+        Kind.MODEL_NOT_FOUND,
         r"\b(?:model|Model)\b[^\n]{0,60}?\bNot Found\b|\b(?:model|Model)\b[^\n]{0,60}?\b404 Not\b",
         role="weak",
         hint="The serving layer does not know this model: check the name against the list of served models.",
@@ -51,39 +50,38 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "not_found_error",
-        K.MODEL_NOT_FOUND,
+        Kind.MODEL_NOT_FOUND,
         r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b",
-        hint="The server answered 404: the model name or the base URL (CHAT_VLLM_URL, must end with /v1) is "
-        "wrong.",
+        hint="The server answered 404: the model name or the base URL (CHAT_VLLM_URL, must end with /v1) is wrong.",
         examples=("openai.NotFoundError: Error code: 404 - {'detail': 'Not Found'}",),
     ),
     rule(
         "access_404_completion",
-        K.MODEL_NOT_FOUND,
+        Kind.MODEL_NOT_FOUND,
         r"\"(?:POST|GET) /v1/(?:chat/completions|completions|responses|embeddings)\S* HTTP/[\d.]+\" 404\b",
-        hint="404 on a completion endpoint: the request's model name is not served; compare "
-        "CHAT_SERVED_MODEL_NAME with --served-model-name.",
+        hint="404 on a completion endpoint: the request's model name is not served; "
+        "compare CHAT_SERVED_MODEL_NAME with --served-model-name.",
         examples=('INFO:     127.0.0.1:5555 - "POST /v1/chat/completions HTTP/1.1" 404 Not Found',),
     ),
     rule(
         "access_404_route",
-        K.CONNECTION,
+        Kind.CONNECTION,
         r"\"(?:POST|GET|PUT) (?:/v1\S*|/generate\S*|\S*/completions\S*|/api/\S*) HTTP/[\d.]+\" 404\b",
         role="weak",
-        hint="The client calls a path this server does not serve: CHAT_VLLM_URL must be http://HOST:PORT/v1 "
-        "on the OpenAI-compatible server.",
+        hint="The client calls a path this server does not serve: "
+        "CHAT_VLLM_URL must be http://HOST:PORT/v1 on the OpenAI-compatible server.",
         examples=('INFO:     127.0.0.1:45622 - "GET /v1//models HTTP/1.1" 404 Not Found',),
     ),
     rule(
         "access_401",
-        K.AUTH,
+        Kind.AUTH,
         r"HTTP/[\d.]+\"? 401\b|\b401 Unauthorized\b",
         hint="The API key was missing or wrong: use the same key in vLLM --api-key and CHAT_API_KEY.",
         examples=('INFO:     127.0.0.1:5555 - "POST /v1/chat/completions HTTP/1.1" 401 Unauthorized',),
     ),
     rule(
         "unauthorized",
-        K.AUTH,
+        Kind.AUTH,
         r"['\"]error['\"]\s*:\s*['\"]Unauthorized['\"]|AuthenticationError|Error code: 401|"
         r"Invalid authentication credentials|Incorrect API key|invalid_api_key|\"code\":\s*401\b|"
         r"'code':\s*401\b|\"code\":\s*\"401\"|Authentication Error|\bauth_error\b|"
@@ -94,53 +92,52 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "context_too_long",
-        K.CONTEXT_LENGTH,
+        Kind.CONTEXT_LENGTH,
         r"maximum context length is \d+|Input prompt \(\d+ tokens\) is too long and exceeds limit|"
         r"cannot be greater than max_model_len|is longer than the maximum model length|"
         r"Prompt length of \d+ is longer than|context_length_exceeded|context length exceeded|"
         r"max_tokens must be at least 1, got -\d+|exceeds (?:the )?model's maximum context length",
-        hint="Prompt plus max_tokens exceed max_model_len: trim the chat history or max_tokens, or raise "
-        "CHAT_MAX_MODEL_LEN.",
+        hint="Prompt plus max_tokens exceed max_model_len: trim the chat history or max_tokens, "
+        "or raise CHAT_MAX_MODEL_LEN.",
         examples=("This model's maximum context length is 512 tokens. However, your prompt contains 513",),
     ),
     rule(
         "no_chat_template",
-        K.CHAT_TEMPLATE,
+        Kind.CHAT_TEMPLATE,
         r"default chat template is no longer allowed|ChatTemplateResolutionError|"
         r"chat_template is not set|no chat template (?:is )?(?:defined|found|provided|set)",
-        hint="The tokenizer has no chat template: pass --chat-template FILE to vLLM or add chat_template to "
-        "tokenizer_config.json.",
+        hint="The tokenizer has no chat template: "
+        "pass --chat-template FILE to vLLM or add chat_template to tokenizer_config.json.",
         examples=(
             "As of transformers v4.44, default chat template is no longer allowed, so you must provide",
         ),
     ),
     rule(
         "chat_template_failed",
-        K.CHAT_TEMPLATE,
+        Kind.CHAT_TEMPLATE,
         r"error occurred in `?transformers`? while applying chat template|Error in applying chat template|"
         r"error while applying (?:the )?chat template|Failed to apply chat template",
-        hint="The chat template raised an error for these messages: fix the template or pass a working one "
-        "with --chat-template.",
+        hint="The chat template raised an error for these messages: "
+        "fix the template or pass a working one with --chat-template.",
         examples=(
-            "ERROR 09-14 13:08:40 [chat_utils.py:1233] An error occurred in `transformers` while applying chat "
-            "template",
+            "ERROR 09-14 13:08:40 [chat_utils.py:1233] An error occurred in `transformers` while applying chat template",  # noqa: E501
         ),
     ),
     rule(
         "chat_template_render",
-        K.CHAT_TEMPLATE,
+        Kind.CHAT_TEMPLATE,
         r"jinja2\.exceptions|TemplateSyntaxError|TemplateError|UndefinedError|roles must alternate|"
         r"conversation roles must|must alternate user/assistant|System role not supported|"
         r"Only user and assistant roles are supported|Unexpected role '\w+' after role",
-        hint="The chat template fails to render this conversation: fix the template (--chat-template) or the "
-        "message roles.",
+        hint="The chat template fails to render this conversation: fix the template (--chat-template) "
+        "or the message roles.",
         examples=(
             "jinja2.exceptions.TemplateSyntaxError: expected token 'end of print statement', got 'name'",
         ),
     ),
     rule(
         "chat_template_frame",
-        K.CHAT_TEMPLATE,
+        Kind.CHAT_TEMPLATE,
         r"apply_hf_chat_template|render_jinja_template|chat_template_utils|apply_chat_template\(",
         role="weak",
         in_frames=True,
@@ -150,7 +147,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- output that cannot be read ---
     rule(
         "unicode_decode",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         r"UnicodeDecodeError|codec can't decode byte|invalid continuation byte",
         hint="Generated bytes are not valid UTF-8: check that tokenizer and weights belong together.",
         examples=(
@@ -159,44 +156,43 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "detokenizer_invalid_prefix",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         r"Invalid prefix encountered",
         hint="The detokenizer failed on invalid UTF-8 output: upgrade vLLM and check tokenizer/weights.",
         examples=("Exception: Invalid prefix encountered while decoding stream. Token ID: 237167",),
     ),
     rule(
         "detokenizer_reset",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         r"Encountered invalid prefix detokenization error",
         role="weak",
-        hint="The model produced invalid UTF-8 that the detokenizer had to reset on: check "
-        "tokenizer/weights.",
+        hint="The model produced invalid UTF-8 that the detokenizer had to reset on: check tokenizer/weights.",
         examples=(
             "WARNING Encountered invalid prefix detokenization error for request x, resetting decode stream",
         ),
     ),
     rule(
         "logged_output_garbled",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         r"Generated (?:response|text)\b.*?(?:\\x(?:0[0-8bcef]|1[0-9a-f]|7f)|\\ufffd|\ufffd)",
-        hint="The generated text holds replacement or control characters: tokenizer, weights or dtype are "
-        "wrong (on a CPU try --dtype float32).",
+        hint="The generated text holds replacement or control characters: "
+        "tokenizer, weights or dtype are wrong (on a CPU try --dtype float32).",
         examples=("Generated response chatcmpl-1: output: 'motor\ufffd verbose', finish_reason: length",),
     ),
     rule(
         "degenerate_output",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         r"generated text:? ?'([^\w\s'\"])\1{9,}|output: '([^\w\s'\"])\2{9,}|\"content\": "
         r"?\"([^\w\s'\"])\3{9,}|"
         r"text='([^\w\s'\"])\4{9,}",
         role="weak",
-        hint="The output is one character repeated (e.g. '!!!!', typical of NaN logits): serve with another "
-        "dtype (--dtype float32 on CPU, bfloat16 on GPUs that support it).",
+        hint="The output is one character repeated (e.g. '!!!!', typical of NaN logits): "
+        "serve with another dtype (--dtype float32 on CPU, bfloat16 on GPUs that support it).",
         examples=("Prompt:  'The capital of France is:',generated text: '!!!!!!!!!!!!!!!!!!'",),
     ),
     rule(
         "replacement_char",
-        K.DECODE_ERROR,
+        Kind.DECODE_ERROR,
         "\ufffd",
         role="weak",
         hint="The text holds U+FFFD replacement characters: the output was not decodable as UTF-8.",
@@ -205,7 +201,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- empty answers ---
     rule(
         "generated_empty",
-        K.EMPTY_OUTPUT,
+        Kind.EMPTY_OUTPUT,
         r"Generated text: ?(?:''|\"\"|$)|Generated response \S+(?: \(streaming complete\))?: output: (?:''|"
         r"\"\")|"
         r"CompletionOutput\(index=\d+, text=''|text='', token_ids=\[|\boutput: '', finish_reason",
@@ -214,7 +210,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "response_empty",
-        K.EMPTY_OUTPUT,
+        Kind.EMPTY_OUTPUT,
         r"\"completion_tokens\":\s*0\b|completion_tokens=0\b|\"text\":\s*\"\"[^{}]*\"tokens\":\s*\[\]|"
         r"\"message\":\s*\{[^{}]*\"content\":\s*(?:\"\"|"
         r"null)[^{}]*\}[^{}]{0,300}\"finish_reason\":\s*\"(?:stop|length)\"|"
@@ -223,33 +219,31 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"finish_reason='(?:stop|length)'[^()]{0,120}message=ChatCompletionMessage\(content=(?:''|None)|"
         r"ChatCompletionMessage\(content=''|ChatCompletionMessage\(content=None[^()]*tool_calls=(?:None|"
         r"\[\])",
-        hint="The server returned an empty answer: check eos_token_id / stop settings, max_tokens and the "
-        "chat "
-        "template.",
+        hint="The server returned an empty answer: check eos_token_id / stop settings, "
+        "max_tokens and the chat template.",
         examples=(
             '{"choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"stop"}]}',
         ),
     ),
     rule(
         "empty_stop_string",
-        K.EMPTY_OUTPUT,
+        Kind.EMPTY_OUTPUT,
         r"\bstop=\[(?:[^\]]*?,\s*)?''\s*[,\]]",
         role="weak",
-        hint="The request carries an empty stop string, which ends every answer at once: remove it from "
-        "'stop'.",
+        hint="The request carries an empty stop string, which ends every answer at once: remove it from 'stop'.",
         examples=("SamplingParams(n=1, stop=['', '<|user|>'], stop_token_ids=[], max_tokens=8140)",),
     ),
     rule(
         "responses_output_empty",
-        K.EMPTY_OUTPUT,
+        Kind.EMPTY_OUTPUT,
         r"object='response', output=\[\]|\"object\":\s*\"response\".{0,200}\"output\":\s*\[\]",
-        hint="The Responses API answer has no output at all: check max_output_tokens, the reasoning parser and "
-        "the chat template.",
+        hint="The Responses API answer has no output at all: check max_output_tokens, "
+        "the reasoning parser and the chat template.",
         examples=("Response(id='resp_1', created_at=1.0, error=None, model='m', object='response', output=[], x=1)",),
     ),
     rule(
         "immediate_eos",
-        K.EMPTY_OUTPUT,
+        Kind.EMPTY_OUTPUT,
         r"immediate EOS|EOS as the (?:very )?first|EOS token as the (?:very )?first",
         role="weak",
         hint="The model emitted end-of-sequence first: check eos_token_id and the prompt format.",
@@ -258,17 +252,15 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- connection between client and server ---
     rule(
         "connection_refused",
-        K.CONNECTION,
-        r"Connection refused|ConnectionRefusedError|\[Errno 111\]|ECONNREFUSED|\bConnectError\b|"
-        r"APIConnectionError|Connection error\b|Failed to establish a new connection|Max retries exceeded "
-        r"with url|"
-        r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
-        r"getaddrinfo failed|Cannot connect to (?:host|supervisor|server)|All connection attempts failed|"
-        r"No route to host|"
-        r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|"
-        r"ConnectTimeout|Connection timed out|connect timeout",
-        hint="Nothing answers at CHAT_VLLM_URL: start the server (or wait for start-up) and check host, port "
-        "and the /v1 suffix.",
+        Kind.CONNECTION,
+        r"Connection refused|ConnectionRefusedError|\[Errno 111\]|ECONNREFUSED|\bConnectError\b|APIConnectionError|"
+        r"Connection error\b|Failed to establish a new connection|Max retries exceeded with url|"
+        r"Name or service not known|Temporary failure in name resolution|nodename nor servname|getaddrinfo failed|"
+        r"Cannot connect to (?:host|supervisor|server)|All connection attempts failed|No route to host|"
+        r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|ConnectTimeout|"
+        r"Connection timed out|connect timeout",
+        hint="Nothing answers at CHAT_VLLM_URL: "
+        "start the server (or wait for start-up) and check host, port and the /v1 suffix.",
         examples=(
             "httpx.ConnectError: [Errno 111] Connection refused",
             "openai.APIConnectionError: Connection error.",
@@ -276,17 +268,17 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "connection_broken",
-        K.CONNECTION,
-        r"RemoteProtocolError|Server disconnected without sending a response|peer closed connection without "
-        r"sending complete message body|incomplete chunked read|IncompleteRead|ServerDisconnectedError|"
-        r"Connection aborted",
-        hint="The server closed the connection mid-answer, usually because it crashed: read the server log "
-        "around that time.",
+        Kind.CONNECTION,
+        r"RemoteProtocolError|Server disconnected without sending a response|"
+        r"peer closed connection without sending complete message body|incomplete chunked read|IncompleteRead|"
+        r"ServerDisconnectedError|Connection aborted",
+        hint="The server closed the connection mid-answer, usually because it crashed: "
+        "read the server log around that time.",
         examples=("httpx.RemoteProtocolError: peer closed connection without sending complete message body",),
     ),
     rule(
         "connection_reset",
-        K.CONNECTION,
+        Kind.CONNECTION,
         r"Connection reset by peer|ConnectionResetError|BrokenPipeError|Broken pipe|Retrying request to /",
         role="weak",
         hint="A connection between client and server was reset: check that the server stays up.",
@@ -295,37 +287,36 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- slow or stuck ---
     rule(
         "request_timeout",
-        K.SLOW_OR_STALLED,
+        Kind.SLOW_OR_STALLED,
         r"APITimeoutError|Request timed out|ReadTimeout|read timed out|timed out waiting for (?:response|"
         r"output)",
-        hint="The answer took longer than the client timeout: check /metrics for waiting requests and "
-        "tokens/s.",
+        hint="The answer took longer than the client timeout: check /metrics for waiting requests and tokens/s.",
         examples=("openai.APITimeoutError: Request timed out.",),
     ),
     rule(
         "collective_timeout",
-        K.SLOW_OR_STALLED,
+        Kind.SLOW_OR_STALLED,
         r"Watchdog caught collective operation timeout|collective operation timeout|NCCL (?:watchdog )?timeout",
         hint="A collective operation between GPUs or nodes hung: check the interconnect (NCCL_DEBUG=INFO), "
         "lower tensor parallelism, or restart the server.",
         examples=(
-            "[rank0]:[E822 16:31:16.131931664 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective "
-            "operation timeout: WorkNCCL(SeqNum=5730, OpType=BROADCAST)",
+            "[rank0]:[E822 16:31:16.131931664 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: "  # noqa: E501
+            "WorkNCCL(SeqNum=5730, OpType=BROADCAST)",
         ),
     ),
     rule(
         "health_check_timeout",
-        K.SLOW_OR_STALLED,
+        Kind.SLOW_OR_STALLED,
         r"Didn't receive health check response|health check (?:timed out|timeout)|marking it unhealthy",
-        hint="The server did not answer its health check in time: it is overloaded or hangs; check the queue "
-        "(/metrics) and lower the load or --max-num-seqs.",
+        hint="The server did not answer its health check in time: it is overloaded or hangs; "
+        "check the queue (/metrics) and lower the load or --max-num-seqs.",
         examples=(
             "Didn't receive health check response for replica Replica(id='r1') after 10.0s, marking it unhealthy.",
         ),
     ),
     rule(
         "engine_hang",
-        K.SLOW_OR_STALLED,
+        Kind.SLOW_OR_STALLED,
         r"\bengine is hung|\bengine hung|\bengine is hanging|\bengine hangs|appears to be hung|"
         r"RPC (?:server|call to \S+) .{0,40}timed out|heartbeat .{0,40}timed out|No response from the engine|"
         r"Engine iteration timed out",
@@ -334,7 +325,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "generic_timeout",
-        K.SLOW_OR_STALLED,
+        Kind.SLOW_OR_STALLED,
         r"\bTimeoutError\b|\btimed out\b",
         role="weak",
         hint="Something timed out: check whether the server is overloaded or stuck (/metrics).",
@@ -343,7 +334,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     # --- wrappers: consequences that point at a cause printed elsewhere ---
     rule(
         "engine_dead",
-        K.ENGINE_ERROR,
+        Kind.ENGINE_ERROR,
         r"EngineDeadError|EngineCore encountered an issue|AsyncEngineDeadError|Background loop has errored|"
         r"Engine loop has died",
         role="wrapper",
@@ -354,7 +345,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "engine_failed",
-        K.STARTUP_FAILURE,
+        Kind.STARTUP_FAILURE,
         _PROCESS_FAILED,
         role="wrapper",
         phases=STARTING,
@@ -365,7 +356,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "engine_failed_serving",
-        K.ENGINE_ERROR,
+        Kind.ENGINE_ERROR,
         _PROCESS_FAILED,
         role="wrapper",
         phases=SERVING,
@@ -376,7 +367,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "access_5xx",
-        K.ENGINE_ERROR,
+        Kind.ENGINE_ERROR,
         r"HTTP/[\d.]+\" 5\d\d\b",
         role="wrapper",
         hint="The server failed while answering; the cause is in the log lines just before.",

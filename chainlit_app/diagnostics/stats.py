@@ -103,8 +103,8 @@ class StallWatch:
         if self._kv_full == 2 or (self._kv_full == 1 and usage >= 99.0 and waiting > 0):
             self._kv_full = 3  # report once per episode
             hint = (
-                f"The KV cache is full ({usage:g} %): requests queue or get preempted; lower --max-num-seqs "
-                "or max_tokens, or give the cache more memory."
+                f"The KV cache is full ({usage:g} %): requests queue or get preempted; "
+                "lower --max-num-seqs or max_tokens, or give the cache more memory."
             )
             return [StallSignal("kv_cache_full", hint, "weak")]
         return []

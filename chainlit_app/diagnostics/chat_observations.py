@@ -150,8 +150,8 @@ class FirstTokenWatch:
         if seconds > self._factor * median and seconds > self._min_seconds:
             text = f"first token after {seconds:.1f} s; the recent median is {median:.1f} s"
             hint = (
-                "The first token came far later than usual: the server is queueing or prefilling a long "
-                "prompt; check /metrics."
+                "The first token came far later than usual: the server is queueing or prefilling a long prompt; "
+                "check /metrics."
             )
             return _finding(Kind.SLOW_OR_STALLED, text, hint, "chat_slow_first_token")
         return None

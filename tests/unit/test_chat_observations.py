@@ -1,4 +1,4 @@
-"""Chat-side signals: real openai-client exceptions against a local HTTP server that answers with the
+"""What the chat observes: real openai-client exceptions against a local HTTP server that answers with the
 bodies vLLM 0.32 sent on this machine, plus answers, first-token times and metrics."""
 
 from __future__ import annotations

@@ -1,0 +1,82 @@
+"""Start-up rules about what the machine lacks: memory (GPU, host, KV cache) and a free port.
+
+Data only: see `rules.py` for what the fields mean and how the winner is chosen.
+"""
+
+from __future__ import annotations
+
+from .rules import Rule, rule
+from .taxonomy import Kind
+
+RESOURCE_RULES: tuple[Rule, ...] = (
+    # --- memory ---
+    rule(
+        "kv_cache_too_small",
+        Kind.OUT_OF_MEMORY,
+        r"max seq len \(\d+\) is larger than the maximum number of tokens that can be stored in KV cache|"
+        r"larger than the available KV cache memory|estimated maximum model length is",
+        hint="The KV cache cannot hold one max-length sequence: "
+        "lower CHAT_MAX_MODEL_LEN or give the cache more memory (--gpu-memory-utilization, VLLM_CPU_KVCACHE_SPACE).",
+        examples=(
+            "ValueError: The model's max seq len (4096) "
+            "is larger than the maximum number of tokens that can be stored in KV cache (3664).",
+        ),
+    ),
+    rule(
+        "no_cache_blocks",
+        Kind.OUT_OF_MEMORY,
+        r"No available memory for the cache blocks|# GPU blocks: 0\b|KV cache size: 0 tokens|"
+        r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache",
+        hint="Nothing is left for the KV cache after loading the weights: raise --gpu-memory-utilization (GPU) "
+        "or VLLM_CPU_KVCACHE_SPACE (CPU), or serve a smaller model.",
+        examples=(
+            "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
+        ),
+    ),
+    rule(
+        "gpu_oom",
+        Kind.OUT_OF_MEMORY,
+        r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|NPU|XPU|MPS) out of memory|"
+        r"out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|CUDA driver error: out of memory|"
+        r"cudaErrorMemoryAllocation",
+        hint="The GPU ran out of memory: stop other GPU processes or lower --gpu-memory-utilization, "
+        "--max-model-len or --max-num-seqs.",
+        examples=("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",),
+    ),
+    rule(
+        "host_oom",
+        Kind.OUT_OF_MEMORY,
+        r"Cannot allocate memory|\[Errno 12\]|std::bad_alloc|(?:^|\s)MemoryError\b|"
+        r"DefaultCPUAllocator: (?:can't|not enough memory)|not enough memory: you tried to allocate|"
+        r"ray-oom-prevention|killed due to the node running low on memory|Memory on the node .{0,80} was \d",
+        hint="The machine ran out of RAM: lower VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB) or the model size, "
+        "or free memory.",
+        examples=("RuntimeError: unable to mmap 16933256392 bytes from file: Cannot allocate memory (12)",),
+    ),
+    rule(
+        "oom_killer",
+        Kind.OUT_OF_MEMORY,
+        r"Out of memory: Killed process|oom-kill|invoked oom-killer|oom_reaper|OOMKilled|"
+        r"(?:killed )?by (?:the )?OOM killer",
+        hint="The kernel's OOM killer ended vLLM: reduce KV cache, --max-num-seqs or model size, or add RAM.",
+        examples=("Out of memory: Killed process 4242 (python) total-vm:30000000kB",),
+    ),
+    rule(
+        "killed",
+        Kind.OUT_OF_MEMORY,
+        r"^\s*Killed\s*$|\d+\s+Killed\s+\S*(?:python|vllm)",
+        role="weak",
+        case=True,
+        hint="The process received SIGKILL, usually from the OOM killer: check `dmesg | grep -i oom`.",
+        examples=("Killed", "./serve.sh: line 3:  4242 Killed                  python -m vllm.entrypoints"),
+    ),
+    # --- port ---
+    rule(
+        "port_in_use",
+        Kind.PORT_IN_USE,
+        r"\[Errno 98\]|\[WinError 10048\]|EADDRINUSE|address already in use|"
+        r"error while attempting to bind on address|port have been bound already|Failed to bind the IP port",
+        hint="Another process holds the port: stop it (`ss -ltnp | grep :PORT`) or set CHAT_PORT to a free port.",
+        examples=("OSError: [Errno 98] Address already in use",),
+    ),
+)
