@@ -37,7 +37,7 @@ from chainlit_app.web import health_router, install_routes  # noqa: E402
 # Chainlit keeps session files in ./.files and deletes that whole folder when any instance started from
 # this directory shuts down, pulling it from under the others (seen: FileNotFoundError when the panel
 # opened). Each app keeps them in its own data folder instead.
-chainlit.config.FILES_DIRECTORY = SETTINGS.data_dir / "files"
+chainlit.config.FILES_DIRECTORY = SETTINGS.storage.data_dir / "files"
 chainlit.config.FILES_DIRECTORY.mkdir(parents=True, exist_ok=True)
 # Socket.IO drops the connection on a message over 1 MB (engineio's default), so a long paste would be
 # lost without a word. Accept up to 8 MB; chat.py then refuses an over-long message with a clear answer.
@@ -46,7 +46,7 @@ ensure_auth_secret(SETTINGS)
 USERS = UserDirectory(SETTINGS)
 install_routes(health_router(lambda: RUNTIME))
 install_routes(panel.diagnostics_router(lambda: RUNTIME))
-DATABASE_URL = database_url(SETTINGS.data_dir)
+DATABASE_URL = database_url(SETTINGS.storage.data_dir)
 
 
 @cl.data_layer

@@ -39,7 +39,7 @@ _OURS = ("CHAT_MODE", "CHAT_MODEL", "CHAT_MODELS_DIR", "CHAT_DATA_DIR", "CHAT_LO
 
 def bench_settings(data_dir: Path) -> Settings:
     """The settings the app gets from the environment below, built in-process for the bare vLLM."""
-    return Settings(model="demo", models_path=MODELS_DIR, data_dir=data_dir, log_dir=data_dir / "logs",  # type: ignore[call-arg]
+    return Settings(model="demo", models_dir=MODELS_DIR, data_dir=data_dir, log_dir=data_dir / "logs",
                     max_model_len=MAX_MODEL_LEN, temperature=0.0, port=0)
 
 
@@ -59,7 +59,7 @@ class BareVllm:
         self.settings = bench_settings(data_dir)
         self.log_file = data_dir / "bare-vllm.log"
         self.supervisor = Supervisor(SupervisorConfig(
-            python=self.settings.engine_python,
+            python=self.settings.engine.python,
             spec=LaunchSpec.from_settings(self.settings, resolve_model(self.settings)),
             log_file=self.log_file,
             max_restarts=0,

@@ -18,7 +18,7 @@ def ensure_auth_secret(settings: Settings) -> None:
     """CHAINLIT_AUTH_SECRET from the environment, or generated once and kept in the data folder."""
     if os.environ.get("CHAINLIT_AUTH_SECRET"):
         return
-    secret, _ = read_or_create(settings.data_dir / "auth_secret", 48)
+    secret, _ = read_or_create(settings.storage.data_dir / "auth_secret", 48)
     os.environ["CHAINLIT_AUTH_SECRET"] = secret
 
 
@@ -27,12 +27,12 @@ def announce_login(users: UserDirectory, settings: Settings, url: str) -> None:
     if users.generated:
         print(
             f"\n  Chat console: {url}\n"
-            f"  Log in as '{settings.admin_user}' with the generated password stored in {users.password_file} "
-            f"(shown once):\n    {users.accounts[settings.admin_user].password}\n",
+            f"  Log in as '{settings.auth.admin_user}' with the generated password stored in {users.password_file} "
+            f"(shown once):\n    {users.accounts[settings.auth.admin_user].password}\n",
             flush=True,
         )
     else:
-        print(f"\n  Chat console: {url} (admin user '{settings.admin_user}')\n", flush=True)
+        print(f"\n  Chat console: {url} (admin user '{settings.auth.admin_user}')\n", flush=True)
 
 
 def make_user(users: UserDirectory, name: str, password: str) -> cl.User | None:

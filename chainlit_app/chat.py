@@ -44,7 +44,7 @@ RETRY_ACTION = "retry_question"
 
 def default_params(runtime: Runtime) -> Params:
     s = runtime.settings
-    return Params(runtime.default_temperature(), s.top_p, s.max_tokens, s.system_prompt)
+    return Params(runtime.default_temperature(), s.chat.top_p, s.chat.max_tokens, s.chat.system_prompt)
 
 
 def _params() -> Params:
@@ -124,7 +124,7 @@ async def _wait_for_engine(runtime: Runtime) -> bool:
     waiting = cl.Message(content=f"⏳ {engine_line(runtime)}. Your question will be answered once it is ready.",
                          author=SYSTEM_AUTHOR)
     await waiting.send()
-    deadline = time.monotonic() + runtime.settings.startup_timeout
+    deadline = time.monotonic() + runtime.settings.engine.startup_timeout
     while not runtime.has_given_up() and time.monotonic() < deadline:
         if await runtime.wait_ready(timeout=1.0):  # returns the moment the engine is ready
             break
@@ -172,17 +172,17 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     """Stream one answer into the chat; the text kept for history, or None when nothing came back."""
     msg = cl.Message(content="", author=AUTHOR)
     try:
-        fitted = conversation.fit(params, runtime.settings.max_model_len)
+        fitted = conversation.fit(params, runtime.settings.engine.max_model_len)
     except InputTooLong as exc:
         await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
         return None
     started = time.monotonic()
     request = AnswerRequest(
         runtime.served_model_name, params, fitted,
-        shorten=lambda: conversation.fit(params, runtime.settings.max_model_len, budget_scale=0.5),
+        shorten=lambda: conversation.fit(params, runtime.settings.engine.max_model_len, budget_scale=0.5),
     )
     answer = AnswerStream(request, lambda body: open_chat_stream(runtime.client(), body), runtime.pace,
-                          batching=runtime.settings.stream_batching)
+                          batching=runtime.settings.chat.stream_batching)
     try:
         # release_history: the first token is on its way to the browser; history may write now
         await answer.run(msg.stream_token, on_first_token=release_history)

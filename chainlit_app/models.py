@@ -30,7 +30,7 @@ class ResolvedModel:
 
 
 def demo_model_dir(settings: Settings) -> Path:
-    return settings.models_dir / DEMO_FOLDER
+    return settings.storage.models_dir / DEMO_FOLDER
 
 
 def is_complete(folder: Path) -> bool:
@@ -43,14 +43,14 @@ def build_demo_model(settings: Settings) -> Path:
     folder = demo_model_dir(settings)
     if is_complete(folder):
         return folder
-    if not settings.engine_python.exists():
+    if not settings.engine.python.exists():
         raise RuntimeError(
-            f"the engine environment is missing ({settings.engine_python}); run `make run` or `make engine`"
+            f"the engine environment is missing ({settings.engine.python}); run `make run` or `make engine`"
         )
     log.info("building the demo model into %s (one time, about a minute)", folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     result = subprocess.run(
-        [str(settings.engine_python), str(BUILD_SCRIPT), "demo", str(folder)],
+        [str(settings.engine.python), str(BUILD_SCRIPT), "demo", str(folder)],
         capture_output=True,
         text=True,
         check=False,
@@ -67,38 +67,38 @@ def _short_name(model: str) -> str:
 
 def resolve_model(settings: Settings) -> ResolvedModel:
     """CHAT_MODEL as asked, or the demo model with a notice when the hub model cannot be had."""
-    wanted = settings.model.strip()
+    wanted = settings.model.name.strip()
     if wanted == DEMO_NAME:
         folder = build_demo_model(settings)
-        return ResolvedModel("demo", str(folder), settings.served_model_name or DEMO_SERVED_NAME)
+        return ResolvedModel("demo", str(folder), settings.model.served_name or DEMO_SERVED_NAME)
     if is_local_path(wanted):
         return ResolvedModel("local", str(Path(wanted).expanduser().resolve()),
-                             settings.served_model_name or _short_name(wanted))
-    if in_hub_cache(wanted) or hub_reachable(wanted, settings.hub_probe_timeout):
-        return ResolvedModel("hub", wanted, settings.served_model_name or _short_name(wanted))
+                             settings.model.served_name or _short_name(wanted))
+    if in_hub_cache(wanted) or hub_reachable(wanted, settings.model.hub_probe_timeout):
+        return ResolvedModel("hub", wanted, settings.model.served_name or _short_name(wanted))
     folder = build_demo_model(settings)
     notice = (
         f"The model {wanted} is not in the local Hugging Face cache "
-        f"and the hub could not be reached within {settings.hub_probe_timeout:.0f} s, "
+        f"and the hub could not be reached within {settings.model.hub_probe_timeout:.0f} s, "
         "so the offline demo model SmolLM2-135M-Instruct is served instead. "
         "Download the model (or set CHAT_MODEL to a local folder) and restart."
     )
     log.warning(notice)
-    return ResolvedModel("demo", str(folder), settings.served_model_name or DEMO_SERVED_NAME, notice)
+    return ResolvedModel("demo", str(folder), settings.model.served_name or DEMO_SERVED_NAME, notice)
 
 
 def resolve_model_at_once(settings: Settings) -> ResolvedModel | None:
     """The model without building, downloading or asking the hub; None when that needs any of them."""
-    wanted = settings.model.strip()
+    wanted = settings.model.name.strip()
     if wanted == DEMO_NAME:
         folder = demo_model_dir(settings)
-        return ResolvedModel("demo", str(folder), settings.served_model_name or DEMO_SERVED_NAME) \
+        return ResolvedModel("demo", str(folder), settings.model.served_name or DEMO_SERVED_NAME) \
             if is_complete(folder) else None
     if is_local_path(wanted):
         return ResolvedModel("local", str(Path(wanted).expanduser().resolve()),
-                             settings.served_model_name or _short_name(wanted))
+                             settings.model.served_name or _short_name(wanted))
     if in_hub_cache(wanted):
-        return ResolvedModel("hub", wanted, settings.served_model_name or _short_name(wanted))
+        return ResolvedModel("hub", wanted, settings.model.served_name or _short_name(wanted))
     return None
 
 

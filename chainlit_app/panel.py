@@ -25,7 +25,7 @@ def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
     """The contract: engine state, findings, log tail, metrics. No key or secret is in it."""
     runtime.monitor.panel_viewed()
     status = runtime.status.to_json()
-    status["mode"] = runtime.settings.mode
+    status["mode"] = runtime.settings.engine.mode
     status["healthy"] = runtime.monitor.healthy
     status["version"] = runtime.monitor.version
     status["process_control"] = runtime.engine.process_control

@@ -83,8 +83,8 @@ class Runtime:
 
     def default_temperature(self) -> float:
         """A 135M demo model rambles at 0.7; it answers sensibly at 0.2."""
-        if self.settings.temperature is not None:
-            return self.settings.temperature
+        if self.settings.chat.temperature is not None:
+            return self.settings.chat.temperature
         resolved = self.engine.resolved
         return 0.2 if resolved is not None and resolved.source == "demo" else 0.7
 
@@ -104,7 +104,7 @@ class Runtime:
             self._client = openai.AsyncOpenAI(
                 base_url=self.base_url + "/v1",
                 api_key=self.api_key,
-                timeout=openai.Timeout(self.settings.request_timeout, connect=5.0),
+                timeout=openai.Timeout(self.settings.chat.request_timeout, connect=5.0),
                 max_retries=0,
             )
             self._client_key = key

@@ -1,58 +1,76 @@
-"""Every knob of the app, read once from the environment (prefix CHAT_) and passed down."""
+"""Every knob of the app, read once from the environment and passed down, grouped by concern.
+
+The groups (model, engine, chat, auth, storage, logging) are nested pydantic models, in the manner of
+Chainlit's own config; the environment names stay flat and exactly as documented (`CHAT_` + the field's
+alias or name: `settings.engine.port` is `CHAT_PORT`, `settings.model.name` is `CHAT_MODEL`). Settings
+may also be built from those flat names (`Settings(port=0, model="demo")`), as tests and the bench do.
+"""
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = "baidu/ERNIE-4.5-0.3B-PT"
+ENV_PREFIX = "CHAT_"
 
 
-class Settings(BaseSettings):
-    """Configuration of the chat console; see the README's configuration table."""
+def _in_project(value: Path) -> Path:
+    """Relative folders are taken from the project root, wherever the app is started from."""
+    return value if value.is_absolute() else (PROJECT_ROOT / value)
 
-    model_config = SettingsConfigDict(env_prefix="CHAT_", extra="ignore", populate_by_name=True)
 
-    # What to serve and how to reach it.
+class _Group(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", validate_assignment=True)
+
+
+class ModelSettings(_Group):
+    """What to serve."""
+
+    name: str = Field(default=DEFAULT_MODEL, alias="model", description="hub id, local folder, or demo")
+    served_name: str | None = Field(default=None, alias="served_model_name")
+    hub_probe_timeout: float = Field(default=4.0, gt=0)
+
+
+class EngineSettings(_Group):
+    """The engine we spawn, or the server we attach to, and its supervision."""
+
     mode: Literal["spawn", "attach"] = "spawn"
-    model: str = DEFAULT_MODEL
-    served_model_name: str | None = None
     vllm_url: str | None = None
     api_key: SecretStr | None = None
-
-    # The engine we spawn.
-    engine_venv: Path = PROJECT_ROOT / ".venv-vllm"
+    venv: Path = Field(default=PROJECT_ROOT / ".venv-vllm", alias="engine_venv")
     host: str = "127.0.0.1"
     port: int = Field(default=0, ge=0, le=65535, description="0 picks a free port")
     max_model_len: int = Field(default=4096, ge=16)
-    dtype: str = Field(default="auto", description="auto: float32 on CPUs without bf16, else vLLM's choice")
+    dtype: str = Field(default="auto", description="auto: float32 on CPUs (see command.effective_dtype)")
     enforce_eager: bool = True
     kv_cache_gib: int = Field(default=1, ge=1, description="VLLM_CPU_KVCACHE_SPACE (GiB) on CPU machines")
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
     single_process: bool = Field(default=True, description="VLLM_ENABLE_V1_MULTIPROCESSING=0 on CPUs")
     extra_args: str = ""
     device: Literal["auto", "cpu", "gpu"] = "auto"
-
-    # Supervision.
     preflight: bool = Field(default=True, description="run the doctor's checks before every spawn")
     startup_timeout: float = Field(default=900.0, gt=0)
     stop_grace: float = Field(default=10.0, ge=0)
     max_restarts: int = Field(default=3, ge=0)
-    hub_probe_timeout: float = Field(default=4.0, gt=0)
 
-    # Files.
-    data_dir: Path = PROJECT_ROOT / ".data"
-    models_path: Path | None = Field(default=None, alias="CHAT_MODELS_DIR", description="default DATA_DIR/models")
-    log_dir: Path = PROJECT_ROOT / ".chainlit" / "logs"
-    log_keep: int = Field(default=5, ge=1)
-    log_file: Path | None = None
+    _venv_in_project = field_validator("venv", mode="after")(_in_project)
 
-    # Chat defaults.
+    @property
+    def python(self) -> Path:
+        return self.venv / "bin" / "python"
+
+
+class ChatSettings(_Group):
+    """Defaults of every answer (users change some in the chat settings)."""
+
     request_timeout: float = Field(default=300.0, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2, description="None: 0.2 for the demo model, else 0.7")
     top_p: float = Field(default=0.95, gt=0, le=1)
@@ -60,23 +78,115 @@ class Settings(BaseSettings):
     system_prompt: str = "You are a helpful assistant."
     stream_batching: bool = Field(default=True, description="under load, ask vLLM for tokens in UI-update groups")
 
-    # Users.
+
+class AuthSettings(_Group):
+    """Who may log in."""
+
     admin_user: str = "admin"
     admin_password: SecretStr | None = None
     users: str = Field(default="", description="extra users: name:password:role, comma separated")
 
-    @field_validator("engine_venv", "data_dir", "log_dir", mode="after")
-    @classmethod
-    def _absolute(cls, value: Path) -> Path:
-        return value if value.is_absolute() else (PROJECT_ROOT / value)
 
-    @property
-    def engine_python(self) -> Path:
-        return self.engine_venv / "bin" / "python"
+class StorageSettings(_Group):
+    """Where secrets, caches, built models and chat history live."""
+
+    data_dir: Path = PROJECT_ROOT / ".data"
+    models_folder: Path | None = Field(default=None, alias="models_dir", description="default DATA_DIR/models")
+
+    _data_in_project = field_validator("data_dir", mode="after")(_in_project)
 
     @property
     def models_dir(self) -> Path:
-        return self.models_path or (self.data_dir / "models")
+        return self.models_folder or (self.data_dir / "models")
+
+
+class LoggingSettings(_Group):
+    """vLLM's log files."""
+
+    log_dir: Path = PROJECT_ROOT / ".chainlit" / "logs"
+    log_keep: int = Field(default=5, ge=1)
+    log_file: Path | None = None
+
+    _dir_in_project = field_validator("log_dir", mode="after")(_in_project)
+
+    @property
+    def engine_log(self) -> Path:
+        """CHAT_LOG_FILE, else CHAT_LOG_DIR/vllm.log."""
+        return self.log_file or (self.log_dir / "vllm.log")
+
+
+GROUPS: dict[str, type[_Group]] = {
+    "model": ModelSettings, "engine": EngineSettings, "chat": ChatSettings,
+    "auth": AuthSettings, "storage": StorageSettings, "logging": LoggingSettings,
+}
+
+
+def _flat_name(name: str, info: FieldInfo) -> str:
+    return info.alias or name
+
+
+# Flat name (the environment name without CHAT_, lower case) -> its group.
+FLAT_NAMES: dict[str, str] = {
+    _flat_name(name, info): group for group, model in GROUPS.items() for name, info in model.model_fields.items()
+}
+
+
+class FlatEnvironment(PydanticBaseSettingsSource):
+    """Reads CHAT_<FLAT NAME> (any case) for every grouped field and nests it under its group."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        raise NotImplementedError  # __call__ reads all fields at once
+
+    def __call__(self) -> dict[str, Any]:
+        environ = {key.upper(): value for key, value in os.environ.items()}
+        nested: dict[str, dict[str, str]] = {}
+        for flat, group in FLAT_NAMES.items():
+            value = environ.get(ENV_PREFIX + flat.upper())
+            if value is not None:
+                nested.setdefault(group, {})[flat] = value
+        return nested
+
+
+class Settings(BaseSettings):
+    """Configuration of the chat console; see the README's configuration table."""
+
+    model_config = SettingsConfigDict(extra="forbid", validate_assignment=True)
+
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments first, then the flat CHAT_* environment; nothing else (no .env files, no secrets dir)."""
+        return init_settings, FlatEnvironment(settings_cls)
+
+    def __init__(self, **values: Any) -> None:
+        """Flat names are nested before the environment is merged in, so that `Settings(model="demo")`
+        overrides CHAT_MODEL alone, not the whole model group."""
+        super().__init__(**nest_flat_names(values))
+
+
+def nest_flat_names(values: dict[str, Any]) -> dict[str, Any]:
+    """`port=0` means `engine={"port": 0}` (a group may be given whole, as a dict or a group model); an
+    unknown name is an error that names the environment variable it would be."""
+    nested: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in GROUPS and isinstance(value, dict | BaseModel):
+            group = value.model_dump(by_alias=True, exclude_unset=True) if isinstance(value, BaseModel) else value
+            nested.setdefault(key, {}).update(group)
+        elif key in FLAT_NAMES:
+            nested.setdefault(FLAT_NAMES[key], {})[key] = value
+        else:
+            raise ValueError(f"unknown setting {key!r} (environment {ENV_PREFIX}{key.upper()})")
+    return nested
 
 
 @lru_cache(maxsize=1)

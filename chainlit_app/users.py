@@ -40,14 +40,14 @@ class UserDirectory:
     """The admin (password from CHAT_ADMIN_PASSWORD or generated once) plus CHAT_USERS."""
 
     def __init__(self, settings: Settings):
-        self.password_file = settings.data_dir / "admin_password"
+        self.password_file = settings.storage.data_dir / "admin_password"
         self.generated = False
-        if settings.admin_password is not None and settings.admin_password.get_secret_value():
-            admin_password = settings.admin_password.get_secret_value()
+        if settings.auth.admin_password is not None and settings.auth.admin_password.get_secret_value():
+            admin_password = settings.auth.admin_password.get_secret_value()
         else:
             admin_password, self.generated = read_or_create(self.password_file, 12)
-        self.accounts = {a.name: a for a in parse_users(settings.users)}
-        self.accounts[settings.admin_user] = Account(settings.admin_user, admin_password, ADMIN)
+        self.accounts = {a.name: a for a in parse_users(settings.auth.users)}
+        self.accounts[settings.auth.admin_user] = Account(settings.auth.admin_user, admin_password, ADMIN)
         self._failures: dict[str, list[float]] = defaultdict(list)
 
     def check(self, name: str, password: str) -> Account | None:

@@ -33,9 +33,9 @@ def need_engine() -> None:
 
 
 def settings_for_tests(**overrides: object) -> Settings:
-    base: dict[str, object] = {"models_path": MODELS_DIR}
+    base: dict[str, object] = {"models_dir": MODELS_DIR}
     base.update(overrides)
-    return Settings(**base)  # type: ignore[arg-type]
+    return Settings(**base)
 
 
 @pytest.fixture(scope="session")

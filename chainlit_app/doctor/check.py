@@ -69,7 +69,7 @@ def config_from_settings(settings: Settings, model: str | None = None,
                          overrides: Mapping[str, object] | None = None) -> PreflightConfig:
     """Map Settings (and an optional --model override) to the checks' inputs, as `resolve_model` would;
     the launch settings come from LaunchSpec.from_settings, the same launch the runtime would start."""
-    wanted = (model if model is not None else settings.model).strip()
+    wanted = (model if model is not None else settings.model.name).strip()
     model_dir: Path | None = None
     hub_id: str | None = None
     if wanted == DEMO_NAME:
@@ -79,24 +79,24 @@ def config_from_settings(settings: Settings, model: str | None = None,
     else:
         hub_id = wanted
     gpu_present = has_nvidia_gpu()
-    resolved = ResolvedModel("doctor", str(model_dir or hub_id), settings.served_model_name or "")
+    resolved = ResolvedModel("doctor", str(model_dir or hub_id), settings.model.served_name or "")
     launch = LaunchSpec.from_settings(settings, resolved, overrides, gpu_present=gpu_present)
     return PreflightConfig(
         model=wanted,
         model_dir=model_dir,
         hub_id=hub_id,
-        mode=settings.mode,
-        engine_python=settings.engine_python,
+        mode=settings.engine.mode,
+        engine_python=settings.engine.python,
         host=launch.host,
         port=launch.port,
         max_model_len=launch.max_model_len,
         dtype=launch.dtype,
-        device=settings.device,
+        device=settings.engine.device,
         kv_cache_gib=launch.kv_cache_gib,
         gpu_memory_utilization=launch.gpu_memory_utilization,
         extra_args=launch.extra_args,
-        data_dir=settings.data_dir,
-        hub_probe_timeout=settings.hub_probe_timeout,
+        data_dir=settings.storage.data_dir,
+        hub_probe_timeout=settings.model.hub_probe_timeout,
         gpu_present=gpu_present,
         cpu_bf16=cpu_supports_bf16(),
     )

@@ -47,23 +47,23 @@ class LaunchSpec:
         """The one place where settings become a launch: the runtime, the doctor and the benchmarks build
         theirs here, so they cannot drift apart. `overrides` replaces fields by name (a remedy's changed
         settings; the benchmark's fixed port and key); an unknown name is an error, not a silent no-op.
-        The port stays `settings.port` (0: the supervisor picks one per launch) and the key empty (the
+        The port stays `settings.engine.port` (0: the supervisor picks one per launch) and the key empty (the
         supervisor makes one per launch) unless overridden."""
         spec = cls(
             model=resolved.model,
             served_model_name=resolved.served_name,
-            host=settings.host,
-            port=settings.port,
+            host=settings.engine.host,
+            port=settings.engine.port,
             api_key="",
-            max_model_len=settings.max_model_len,
-            dtype=settings.dtype,
-            enforce_eager=settings.enforce_eager,
-            on_gpu=runs_on_gpu(settings.device, has_nvidia_gpu() if gpu_present is None else gpu_present),
-            kv_cache_gib=settings.kv_cache_gib,
-            gpu_memory_utilization=settings.gpu_memory_utilization,
-            single_process=settings.single_process,
-            extra_args=split_extra_args(settings.extra_args),
-            cache_dir=settings.data_dir / "cache",
+            max_model_len=settings.engine.max_model_len,
+            dtype=settings.engine.dtype,
+            enforce_eager=settings.engine.enforce_eager,
+            on_gpu=runs_on_gpu(settings.engine.device, has_nvidia_gpu() if gpu_present is None else gpu_present),
+            kv_cache_gib=settings.engine.kv_cache_gib,
+            gpu_memory_utilization=settings.engine.gpu_memory_utilization,
+            single_process=settings.engine.single_process,
+            extra_args=split_extra_args(settings.engine.extra_args),
+            cache_dir=settings.storage.data_dir / "cache",
         )
         if not overrides:
             return spec

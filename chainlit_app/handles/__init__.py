@@ -24,4 +24,4 @@ _HANDLES: dict[str, Callable[[Settings, FindingsStore], EngineHandle]] = {
 
 def engine_handle_for(settings: Settings, store: FindingsStore) -> EngineHandle:
     """The handle for CHAT_MODE; `store` receives what the handle finds (doctor checks, server checks)."""
-    return _HANDLES[settings.mode](settings, store)
+    return _HANDLES[settings.engine.mode](settings, store)

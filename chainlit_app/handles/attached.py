@@ -45,19 +45,19 @@ class AttachedEngine:
 
     @property
     def base_url(self) -> str:
-        return normalise_base_url(self.settings.vllm_url or "")
+        return normalise_base_url(self.settings.engine.vllm_url or "")
 
     @property
     def api_key(self) -> str:
-        return self.settings.api_key.get_secret_value() if self.settings.api_key else "EMPTY"
+        return self.settings.engine.api_key.get_secret_value() if self.settings.engine.api_key else "EMPTY"
 
     @property
     def endpoint(self) -> Endpoint | None:
-        return Endpoint(self.base_url, self.api_key) if self.settings.vllm_url else None
+        return Endpoint(self.base_url, self.api_key) if self.settings.engine.vllm_url else None
 
     @property
     def log_file(self) -> Path | None:
-        return self.settings.log_file
+        return self.settings.logging.log_file
 
     @property
     def waiting_for(self) -> str | None:
@@ -87,7 +87,7 @@ class AttachedEngine:
         """Check the server until it is usable (it may come up after us)."""
         self._checking = True
         try:
-            if not self.settings.vllm_url:
+            if not self.settings.engine.vllm_url:
                 raise RuntimeError("CHAT_MODE=attach needs CHAT_VLLM_URL (for example http://127.0.0.1:8000/v1)")
             self._prepare_status = replace(self._prepare_status, state=EngineState.STARTING,
                                            progress=f"connecting to {self.base_url}")
@@ -101,8 +101,8 @@ class AttachedEngine:
 
     async def recheck(self) -> bool:
         """Reachability, key and model of the attached server; each failure becomes a finding."""
-        key = self.settings.api_key.get_secret_value() if self.settings.api_key else None
-        result = await check_server(self.base_url, key, self.settings.served_model_name)
+        key = self.settings.engine.api_key.get_secret_value() if self.settings.engine.api_key else None
+        result = await check_server(self.base_url, key, self.settings.model.served_name)
         self.store.add_all(result.findings)
         if not result.ok or result.chosen is None:
             problem = result.findings[0] if result.findings else None

@@ -111,7 +111,7 @@ class SpawnedEngine:
         if resolved is None:
             return False
         checks: list[Check] = []
-        if self.settings.preflight:
+        if self.settings.engine.preflight:
             config = config_from_settings(self.settings, model=resolved.model)
             if not facts_are_cached(config.engine_python, config.facts_cache):
                 return False
@@ -137,7 +137,7 @@ class SpawnedEngine:
             self._prepare_status = replace(self._prepare_status, progress="resolving the model (and building "
                                            "the demo model on first run)")
             self.resolved = await asyncio.to_thread(resolve_model, self.settings)
-            if self.settings.preflight and not await self._preflight_allows(self.resolved.model):
+            if self.settings.engine.preflight and not await self._preflight_allows(self.resolved.model):
                 return
             self._use_supervisor(self._make_supervisor(self.resolved))
         else:
@@ -156,14 +156,14 @@ class SpawnedEngine:
         settings = self.settings
         return Supervisor(
             SupervisorConfig(
-                python=settings.engine_python,
+                python=settings.engine.python,
                 spec=LaunchSpec.from_settings(settings, resolved),
-                log_file=settings.log_file or (settings.log_dir / "vllm.log"),
-                log_keep=settings.log_keep,
-                stop_grace=settings.stop_grace,
-                max_restarts=settings.max_restarts,
-                startup_timeout=settings.startup_timeout,
-                fixed_port=settings.port != 0,
+                log_file=settings.logging.engine_log,
+                log_keep=settings.logging.log_keep,
+                stop_grace=settings.engine.stop_grace,
+                max_restarts=settings.engine.max_restarts,
+                startup_timeout=settings.engine.startup_timeout,
+                fixed_port=settings.engine.port != 0,
             )
         )
 

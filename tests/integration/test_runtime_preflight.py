@@ -25,7 +25,7 @@ async def test_broken_model_is_refused_before_spawning(tiny_ernie: Path, tmp_pat
     config["architectures"] = ["FooBarForCausalLM"]
     (broken / "config.json").write_text(json.dumps(config))
     runtime = Runtime(settings_for_tests(model=str(broken), data_dir=tmp_path, log_dir=tmp_path / "logs",
-                                         models_path=MODELS_DIR))
+                                         models_dir=MODELS_DIR))
     started = time.monotonic()
     runtime.start_background()
     try:

@@ -370,8 +370,8 @@ def test_hub_id_in_cache_checks_the_snapshot(tmp_path: Path, monkeypatch: pytest
 
 
 def test_config_from_settings_maps_model_forms(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path, port=8123, max_model_len=2048,  # type: ignore[call-arg]
-                        models_path=None, extra_args="--chat-template /x.jinja")
+    settings = Settings(data_dir=tmp_path, port=8123, max_model_len=2048,
+                        models_dir=None, extra_args="--chat-template /x.jinja")
     demo = config_from_settings(settings, "demo")
     assert demo.model_dir == tmp_path / "models" / "smollm2-135m-instruct" and demo.hub_id is None
     hub = config_from_settings(settings, "baidu/ERNIE-4.5-0.3B-PT")
