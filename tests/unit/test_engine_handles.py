@@ -4,10 +4,7 @@ against a real local HTTP server that answers as vLLM's does (/v1/models with a 
 from __future__ import annotations
 
 import asyncio
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.handles import AttachedEngine, SpawnedEngine, engine_handle_for
 from chainlit_app.models import ResolvedModel
 from tests.conftest import settings_for_tests
+from tests.local_http import JsonHandler, serving
 
 RESOLVED = ResolvedModel("local", "/models/m", "m")
 KEY = "right-key"
@@ -60,38 +58,23 @@ def test_the_mode_picks_the_handle_and_only_a_spawned_engine_is_ours(tmp_path: P
     assert spawned.status.state == EngineState.PREPARING and spawned.endpoint is None
 
 
-class _FakeVllm(BaseHTTPRequestHandler):
+class _FakeVllm(JsonHandler):
     def do_GET(self) -> None:
         if self.path == "/v1/models":
             if self.headers.get("Authorization") != f"Bearer {KEY}":
-                self._send(401, {"error": "Unauthorized"})
+                self.send_json(401, {"error": "Unauthorized"})
             else:
-                self._send(200, {"object": "list", "data": [{"id": "served-m", "object": "model"}]})
+                self.send_json(200, {"object": "list", "data": [{"id": "served-m", "object": "model"}]})
         elif self.path == "/version":
-            self._send(200, {"version": "0.0-test"})
+            self.send_json(200, {"version": "0.0-test"})
         else:
-            self._send(200, {})
-
-    def _send(self, status: int, body: object) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: object) -> None:
-        pass
+            self.send_json(200, {})
 
 
 @pytest.fixture
 def fake_vllm() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeVllm)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serving(_FakeVllm) as url:
+        yield url + "/v1"
 
 
 def test_attached_engine_names_a_wrong_key_then_attaches_with_the_right_one(fake_vllm: str) -> None:
