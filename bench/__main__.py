@@ -79,7 +79,7 @@ async def side_by_side(ctx: Context) -> list[str]:
     ctx.say(f"  bare vLLM: {' '.join(bare.shown_argv)}")
     try:
         app = start_app(ctx.work_dir / "attach", **attach_env(bare))
-        client = make_client(bare.base_url, bare.api_key)
+        client = make_client(bare.supervisor.base_url, bare.supervisor.api_key)
         try:
             await app.wait_engine(("attached",), timeout=300)
             await asyncio.sleep(3.0)

@@ -22,7 +22,6 @@ import httpx
 import psutil
 
 from chainlit_app.engine.command import LaunchSpec, redacted_argv
-from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig, free_port
 from chainlit_app.models import resolve_model
 from chainlit_app.settings import PROJECT_ROOT, Settings
@@ -68,22 +67,6 @@ class BareVllm:
         self._started: asyncio.Task[None] | None = None
 
     @property
-    def process(self) -> GroupProcess | None:
-        return self.supervisor.process
-
-    @property
-    def base_url(self) -> str:
-        return self.supervisor.base_url
-
-    @property
-    def api_key(self) -> str:
-        return self.supervisor.api_key
-
-    @property
-    def served_name(self) -> str:
-        return self.supervisor.spec.served_model_name
-
-    @property
     def shown_argv(self) -> list[str]:
         return redacted_argv(self.supervisor.argv)
 
@@ -104,7 +87,8 @@ class BareVllm:
         return status.ready_at - status.started_at
 
     def rss_bytes(self) -> int:
-        return self.process.rss_bytes() if self.process is not None else 0
+        process = self.supervisor.process
+        return process.rss_bytes() if process is not None else 0
 
     async def stop(self) -> None:
         await self.supervisor.stop()
@@ -258,5 +242,6 @@ def start_app(data_dir: Path, *, admin_password: str | None = None, chat_user: s
 
 def attach_env(bare: BareVllm) -> dict[str, str]:
     """The app in attach mode on the bare vLLM: both paths then measure the very same server."""
-    return {"CHAT_MODE": "attach", "CHAT_VLLM_URL": bare.base_url + "/v1", "CHAT_API_KEY": bare.api_key,
-            "CHAT_SERVED_MODEL_NAME": bare.served_name, "CHAT_LOG_FILE": str(bare.log_file)}
+    engine = bare.supervisor
+    return {"CHAT_MODE": "attach", "CHAT_VLLM_URL": engine.base_url + "/v1", "CHAT_API_KEY": engine.api_key,
+            "CHAT_SERVED_MODEL_NAME": engine.spec.served_model_name, "CHAT_LOG_FILE": str(bare.log_file)}

@@ -52,10 +52,10 @@ async def bare_cold_start(ctx: Context, work_dir: Path, max_model_len: int) -> t
     assert bare.launched_at is not None
     try:
         healthy = await bare.wait_healthy()
-        client = make_client(bare.base_url, bare.api_key)
+        client = make_client(bare.supervisor.base_url, bare.supervisor.api_key)
         try:
             params = chat_params(FIRST_MAX_TOKENS, max_model_len)
-            result = await stream_direct(client, bare.served_name, QUESTION, params)
+            result = await stream_direct(client, bare.supervisor.spec.served_model_name, QUESTION, params)
         finally:
             await client.close()
     except BaseException:

@@ -86,13 +86,14 @@ def _cpu(pid: int) -> float:
 
 
 def _group_cpu(bare: BareVllm) -> float:
-    return sum(_cpu(p.pid) for p in bare.process.group_members()) if bare.process is not None else 0.0
+    process = bare.supervisor.process
+    return sum(_cpu(p.pid) for p in process.group_members()) if process is not None else 0.0
 
 
 async def _generated(bare: BareVllm) -> float:
     """vLLM's own count of generated tokens (Prometheus), to count tokens the app's stream coalesced."""
     async with httpx.AsyncClient(timeout=5.0) as http:
-        return parse_metrics((await http.get(bare.base_url + "/metrics")).text).generation_tokens_total
+        return parse_metrics((await http.get(bare.supervisor.base_url + "/metrics")).text).generation_tokens_total
 
 
 @dataclass
@@ -121,7 +122,7 @@ async def direct_without_app(ctx: Context, bare: BareVllm, client: openai.AsyncO
     """The app's idle background work (probing /health every second and /metrics every 5 s, tailing the log) loads
     the shared vLLM during the direct runs too; this direct run with the app stopped shows how much."""
     n = max(LEVELS)
-    rate, _, _ = await direct(client, bare.served_name, n, ctx.pick(64, 128), max_model_len)
+    rate, _, _ = await direct(client, bare.supervisor.spec.served_model_name, n, ctx.pick(64, 128), max_model_len)
     with_app = ctx.facts.get("direct_rate_32")
     value = f"{rate / with_app:.3f}" if with_app else "n/a"
     ctx.report.add(Row(
@@ -153,7 +154,7 @@ async def run(ctx: Context, app: AppServer, bare: BareVllm, client: openai.Async
                     errors += errs
                 else:
                     (d_rate, _, d_tps), d_cost = await measured(app, bare, direct(
-                        client, bare.served_name, n, max_tokens, max_model_len))
+                        client, bare.supervisor.spec.served_model_name, n, max_tokens, max_model_len))
             app_rates.append(a_rate)
             direct_rates.append(d_rate)
             direct_tps.append(d_tps)
@@ -196,7 +197,8 @@ async def same_interval(ctx: Context, app: AppServer, bare: BareVllm, client: op
         ctx.report.add(Row(SECTION, f"{n} sessions: app ÷ direct at the app's stream interval", "same as above",
                            detail="the app asked vLLM for single tokens at this load (no stream batching)"))
         return
-    rates = [(await direct(client, bare.served_name, n, max_tokens, max_model_len, interval))[0] for _ in range(reps)]
+    served = bare.supervisor.spec.served_model_name
+    rates = [(await direct(client, served, n, max_tokens, max_model_len, interval))[0] for _ in range(reps)]
     app_rate = ctx.facts.get("app_rate_32", float("nan"))
     ctx.report.add(Row(
         SECTION, f"{n} sessions: app ÷ direct at the app's stream interval", f"{app_rate / _med(rates):.3f}",

@@ -68,7 +68,7 @@ async def run(ctx: Context, app: AppServer, bare: BareVllm, client: openai.Async
             if path == "app":
                 through = await ask_through_app(app, cookies, PROMPT, max_tokens, round_trips=round_trips_ms)
             else:
-                straight = await stream_direct(client, bare.served_name, PROMPT, params)
+                straight = await stream_direct(client, bare.supervisor.spec.served_model_name, PROMPT, params)
         assert through is not None and straight is not None
         if i == 0:
             continue  # warm-up: connection pools, prefix cache, first-message paths
