@@ -15,9 +15,11 @@ SETTINGS = get_settings()
 # vLLM takes 20 s to minutes to start. Usually it was launched when the interpreter started, before
 # Chainlit's own imports (chainlit_app/prelaunch.py); else it is launched now, before the imports below
 # (openai, SQLAlchemy: about 0.7 s). Start-up (on_app_startup) then waits for that launch, or does the
-# whole start itself when something slow must come first (see Runtime.launch_early).
-RUNTIME = prelaunch.take_runtime() or Runtime(SETTINGS)
-RUNTIME.launch_early()
+# whole start itself when something slow must come first (see Runtime.launch_early). A `chainlit run -w`
+# reload runs this file again in the same process: it keeps the running Runtime and its vLLM.
+RUNTIME, RELOADED = prelaunch.process_runtime(lambda: Runtime(SETTINGS))
+if not RELOADED:
+    RUNTIME.launch_early()
 
 from typing import Any  # noqa: E402
 

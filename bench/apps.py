@@ -209,6 +209,14 @@ def start_app(data_dir: Path, *, admin_password: str | None = None, chat_user: s
               user_password: str | None = None, **env_overrides: str) -> AppServer:
     """`chainlit run app.py --headless` on a free port with the demo model, as a user starts it; returns at
     once (not ready). The benchmarks and the browser tests both start the app here."""
+    return start_app_with_flags(data_dir, (), admin_password=admin_password, chat_user=chat_user,
+                                user_password=user_password, env_overrides=env_overrides)
+
+
+def start_app_with_flags(data_dir: Path, flags: tuple[str, ...], *, admin_password: str | None = None,
+                         chat_user: str = CHAT_USER, user_password: str | None = None,
+                         env_overrides: dict[str, str] | None = None) -> AppServer:
+    """`start_app` with more `chainlit run` flags (e.g. `-w`, which reloads app.py on every change)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     password = admin_password or secrets.token_urlsafe(16)
     user_password = user_password or secrets.token_urlsafe(16)
@@ -226,14 +234,14 @@ def start_app(data_dir: Path, *, admin_password: str | None = None, chat_user: s
         CHAT_TEMPERATURE="0",
         CHAT_MAX_MODEL_LEN=str(MAX_MODEL_LEN),
     )
-    env.update(env_overrides)
+    env.update(env_overrides or {})
     log_path = data_dir / "app.log"
     with log_path.open("wb") as log:
         epoch = time.time()
         started = time.perf_counter()
         process = subprocess.Popen(
             [str(PROJECT_ROOT / ".venv" / "bin" / "chainlit"), "run", "app.py", "--headless", "--host", "127.0.0.1",
-             "--port", str(port)],
+             "--port", str(port), *flags],
             cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
     return AppServer(f"http://127.0.0.1:{port}", process, data_dir, log_path, password, user_password, started,

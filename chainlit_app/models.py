@@ -7,6 +7,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from chainlit_app.engine.childenv import engine_environment
 from chainlit_app.hub import hub_reachable, in_hub_cache, is_local_path
 from chainlit_app.settings import Settings
 
@@ -54,6 +55,8 @@ def build_demo_model(settings: Settings) -> Path:
         capture_output=True,
         text=True,
         check=False,
+        # The engine's allowlist (never the app's secrets), and pip's settings: the build downloads a wheel.
+        env=engine_environment(also=["PIP_*"]),
     )
     if result.returncode != 0 or not is_complete(folder):
         tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])

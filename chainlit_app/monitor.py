@@ -195,8 +195,10 @@ class Monitor:
                             await probe.aclose()
                         probe = EngineClient(endpoint.base_url, endpoint.api_key, timeout=2.0)
                         self._last_snapshot = None
-                        self.version = await probe.version()
+                        self.version = None
                     try:
+                        if self.version is None:  # asked again until known: a server may answer later
+                            self.version = await probe.version()
                         await self._probe_once(probe)
                     except Exception:
                         log.exception("probe failed")

@@ -55,6 +55,8 @@ class EngineSettings(_Group):
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
     single_process: bool = Field(default=True, description="VLLM_ENABLE_V1_MULTIPROCESSING=0 on CPUs")
     extra_args: str = ""
+    env_pass: str = Field(default="", alias="engine_env",
+                          description="more environment variables vLLM may see (names, or PREFIX_*)")
     device: Literal["auto", "cpu", "gpu"] = "auto"
     preflight: bool = Field(default=True, description="run the doctor's checks before every spawn")
     startup_timeout: float = Field(default=900.0, gt=0)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from chainlit_app.engine.childenv import engine_environment, split_names
 from chainlit_app.engine.hardware import has_nvidia_gpu
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ class LaunchSpec:
     extra_args: tuple[str, ...] = ()
     cache_dir: Path | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    env_pass: tuple[str, ...] = ()  # more variable names the server may see (CHAT_ENGINE_ENV)
 
     @property
     def base_url(self) -> str:
@@ -64,6 +65,7 @@ class LaunchSpec:
             single_process=settings.engine.single_process,
             extra_args=split_extra_args(settings.engine.extra_args),
             cache_dir=settings.storage.data_dir / "cache",
+            env_pass=tuple(split_names(settings.engine.env_pass)),
         )
         if not overrides:
             return spec
@@ -120,8 +122,9 @@ def build_argv(python: Path | str, spec: LaunchSpec) -> list[str]:
 
 
 def build_env(spec: LaunchSpec, base: dict[str, str] | None = None) -> dict[str, str]:
-    """Environment for the server: no usage stats, caches in a writable folder, CPU KV space."""
-    env = dict(os.environ if base is None else base)
+    """Environment for the server: the allowed part of ours (no app secret reaches model code, see
+    childenv.py), no usage stats, caches in a writable folder, CPU KV space."""
+    env = engine_environment(base, spec.env_pass)
     env["VLLM_NO_USAGE_STATS"] = "1"
     env["DO_NOT_TRACK"] = "1"
     env["PYTHONUNBUFFERED"] = "1"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from chainlit_app.engine import facts_probe
+from chainlit_app.engine.childenv import engine_environment
 from chainlit_app.engine.facts_probe import MARKER, SCHEMA, last_error_line
 
 PROBE_TIMEOUT = 300.0
@@ -105,7 +106,7 @@ ProbeFn = Callable[[Path, float], dict[str, Any]]
 
 def run_probe(python: Path, timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
     """Run the probe script under the engine's Python and parse its facts line (or describe why there is none)."""
-    env = dict(os.environ)
+    env = engine_environment()  # vLLM is imported there: it sees what the server would, no app secret
     env.update({"VLLM_LOGGING_LEVEL": "ERROR", "VLLM_NO_USAGE_STATS": "1", "TRANSFORMERS_VERBOSITY": "error"})
     started = time.monotonic()
     try:

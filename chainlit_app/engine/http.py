@@ -97,7 +97,11 @@ class EngineClient:
             return None
         if response.status_code != 200:
             return None
-        value = response.json().get("version")
+        try:  # a proxy's error page or an older server: "unknown", never an exception that ends a loop
+            body = response.json()
+        except ValueError:
+            return None
+        value = body.get("version") if isinstance(body, dict) else None
         return str(value) if value is not None else None
 
     async def metrics(self) -> MetricsSnapshot | None:

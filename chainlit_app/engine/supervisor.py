@@ -128,7 +128,7 @@ class Supervisor:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watch_task
             self._watch_task = None
-        if self._process is not None and (self._process.alive() or self._process.group_members()):
+        if self._process is not None and (self._process.alive() or await self._process.has_members()):
             self._set(state=EngineState.STOPPING)
             code = await self._process.stop(self.config.stop_grace)
             self._set(last_exit_code=code)
@@ -191,7 +191,20 @@ class Supervisor:
         started, self._early_started = self._early_started, None
         if started is None:
             started = self._spawn()
-        await self._wait_healthy(started)
+        try:
+            await self._wait_healthy(started)
+        except EngineStartError:
+            await self._end_group()
+            raise
+
+    async def _end_group(self) -> None:
+        """A start failed: whatever its group still runs goes now, with its reaper, before any retry.
+        The server may exit and leave its engine core running (on a GPU, holding the memory the next
+        start needs)."""
+        if self._process is None:
+            return
+        await self._process.stop(grace=min(2.0, self.config.stop_grace))
+        self._process.stop_reaper()
 
     def _spawn(self) -> float:
         """A fresh port and key, the log rotated and headed, the process spawned; returns the launch time."""
@@ -205,6 +218,8 @@ class Supervisor:
         argv = self.argv = build_argv(self.config.python, self.spec)
         handle.write(launch_banner(redacted_argv(argv)))
         env = build_env(self.spec)
+        if self._process is not None:
+            self._process.kill_now()  # never two groups: a leftover of the last launch goes first
         self._process = GroupProcess(argv, env, handle)
         self._ready.clear()
         started = time.time()

@@ -84,13 +84,24 @@ class AttachedEngine:
                 raise RuntimeError("CHAT_MODE=attach needs CHAT_VLLM_URL (for example http://127.0.0.1:8000/v1)")
             self._prepare_status = replace(self._prepare_status, state=EngineState.STARTING,
                                            progress=f"connecting to {self.base_url}")
-            while not await self.recheck():
+            while not await self._check_once():
                 await asyncio.sleep(RECHECK_SECONDS)
         except Exception as exc:
             log.exception("engine start-up failed")
             self._prepare_status = replace(self._prepare_status, state=EngineState.FAILED, error=str(exc))
         finally:
             self._checking = False
+
+    async def _check_once(self) -> bool:
+        """One check; an answer we did not expect (a proxy's page, a half-started server) is "not usable
+        yet", shown with its cause, and checked again: only configuration errors end the loop."""
+        try:
+            return await self.recheck()
+        except Exception as exc:
+            log.warning("check of the attached server failed: %s: %s", type(exc).__name__, exc)
+            error = f"unexpected answer from {self.base_url}: {type(exc).__name__}: {exc}"
+            self._prepare_status = replace(self._prepare_status, state=EngineState.STARTING, error=error)
+            return False
 
     async def recheck(self) -> bool:
         """Reachability, key and model of the attached server; each failure becomes a finding."""
@@ -127,7 +138,7 @@ class AttachedEngine:
 
     async def restart(self) -> None:
         """Not ours to restart: check it again."""
-        await self.recheck()
+        await self._check_once()
 
     async def stop(self) -> None:
         if self._recheck is not None and not self._recheck.done():

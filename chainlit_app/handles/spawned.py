@@ -11,6 +11,7 @@ from chainlit_app.diagnostics import FindingsStore
 from chainlit_app.doctor import Check, config_from_settings, is_blocking, run_preflight
 from chainlit_app.engine.command import LaunchSpec
 from chainlit_app.engine.facts import facts_are_cached
+from chainlit_app.engine.hardware import has_nvidia_gpu
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig
@@ -134,7 +135,8 @@ class SpawnedEngine:
             self.resolved = await asyncio.to_thread(resolve_model, self.settings)
             if self.settings.engine.preflight and not await self._preflight_allows(self.resolved.model):
                 return
-            self._use_supervisor(self._make_supervisor(self.resolved))
+            gpu_present = await asyncio.to_thread(has_nvidia_gpu)  # nvidia-smi may take seconds
+            self._use_supervisor(self._make_supervisor(self.resolved, gpu_present))
         else:
             self._record_checks(self._early_checks)
         assert self.resolved is not None and self.supervisor is not None
@@ -147,12 +149,12 @@ class SpawnedEngine:
         for listener in self._listeners:
             supervisor.add_listener(listener)
 
-    def _make_supervisor(self, resolved: ResolvedModel) -> Supervisor:
+    def _make_supervisor(self, resolved: ResolvedModel, gpu_present: bool | None = None) -> Supervisor:
         settings = self.settings
         return Supervisor(
             SupervisorConfig(
                 python=settings.engine.python,
-                spec=LaunchSpec.from_settings(settings, resolved),
+                spec=LaunchSpec.from_settings(settings, resolved, gpu_present=gpu_present),
                 log_file=settings.logging.engine_log,
                 log_keep=settings.logging.log_keep,
                 stop_grace=settings.engine.stop_grace,
