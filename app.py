@@ -75,7 +75,7 @@ async def on_login(username: str, password: str) -> cl.User | None:
 async def on_chat_start() -> None:
     if current_user_is_admin():
         await panel.offer_panel()
-        await chat.start_chat(RUNTIME, actions=[panel.open_action()])
+        await chat.start_chat(RUNTIME, actions=[panel.open_action()], is_admin=True)
     else:
         await chat.start_chat(RUNTIME)
 

@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from chainlit_app.diagnostics.phases import is_progress
+from chainlit_app.diagnostics.phases import is_progress, marker_for
 
 _PREFIX = re.compile(
     r"^(\(\w+ pid=\d+\)\s*)?((INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+(\[[^\]]*\]\s*)?|INFO:\s+)"
@@ -18,6 +18,9 @@ _PREFIX = re.compile(
 
 
 LAUNCH_BANNER = "# chat console: launching "
+# Where the app's own progress texts ("connecting to URL") stop being fit for everyone: the first word
+# with a slash, a backslash or a colon-slash (a path or a URL), with the preposition before it.
+_PLACE = re.compile(r"(?:\s+(?:at|to|from|in|on|of|for|under))*\s+\S*[/\\].*$", re.IGNORECASE | re.DOTALL)
 
 
 def launch_banner(shown_argv: list[str]) -> bytes:
@@ -75,3 +78,13 @@ def latest_progress(lines: list[str]) -> str | None:
         if is_progress(line):
             return _PREFIX.sub("", line).strip()[:200]
     return None
+
+
+def phase_only(progress: str) -> str:
+    """What users who are not admins see of a start-up progress text: the phase a vLLM line marks (boot,
+    loading, serving), or the app's own text cut before the first path or URL. The full line names
+    folders, model paths and addresses: admins read it in the panel."""
+    marker = marker_for(progress)
+    if marker is not None:
+        return marker.phase.label
+    return _PLACE.sub("", progress).strip()
