@@ -13,6 +13,7 @@ from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.handles import EngineHandle, engine_handle_for
 from chainlit_app.monitor import Monitor
 from chainlit_app.pacing import StreamPace
+from chainlit_app.private_files import secure_storage
 from chainlit_app.settings import Settings
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ class Runtime:
 
     def __init__(self, settings: Settings):
         self.settings = settings
+        secure_storage(settings)  # owner-only folders before the first launch writes its log or a secret
         self._start_task: asyncio.Task[None] | None = None
         self._client: openai.AsyncOpenAI | None = None
         self._client_key: tuple[str, str] | None = None

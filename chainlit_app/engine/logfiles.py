@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from chainlit_app.diagnostics.phases import is_progress, marker_for
+from chainlit_app.private_files import private_dir
 
 _PREFIX = re.compile(
     r"^(\(\w+ pid=\d+\)\s*)?((INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+(\[[^\]]*\]\s*)?|INFO:\s+)"
@@ -40,7 +41,7 @@ def launched_argv(path: Path) -> list[str] | None:
 
 def rotate(path: Path, keep: int) -> None:
     """Shift path -> path.1 -> path.2 ..., dropping the oldest beyond `keep` files in all."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent, tighten=False)  # created 0700; an existing folder may be shared (CHAT_LOG_FILE)
     oldest = path.with_name(f"{path.name}.{keep - 1}")
     with contextlib.suppress(FileNotFoundError):
         if keep > 1:
