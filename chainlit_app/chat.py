@@ -230,7 +230,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         raise
     except Exception as exc:  # every failure becomes a short message, never a traceback
         partial = answer.text
-        explanation = explain(exc, is_admin)
+        explanation = _masked(runtime, explain(exc, is_admin))  # it may quote the server's error body
         runtime.monitor.observe_exception(exc)
         runtime.after_chat_failure()
         log.warning("chat request failed: %s: %s", type(exc).__name__, exc)

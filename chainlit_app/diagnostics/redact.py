@@ -58,7 +58,7 @@ _VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
                + rf"(?P<value>{_QUOTED}|[^\s'\"]+)", re.IGNORECASE),
     # Authorization: Basic X / Bearer X / Token X, as a header, a JSON field or a curl -H argument
     re.compile(r"(?P<name>\b(?:Proxy-)?Authorization[\"']?\s*[:=]\s*[\"']?(?:(?:Basic|Bearer|Token|Digest|Negotiate)"
-               r"\s+)?)" + _NOT_MASKED + r"(?P<value>[^\s'\",}]+)", re.IGNORECASE),
+               r"\s+)?)" + _NOT_MASKED + r"(?P<value>[^\s'\",};&]+)", re.IGNORECASE),
     # "password": "a b", 'api_key': 'x', 'api_key': ['x', 'y'] (JSON, Python reprs: vLLM's non-default args)
     re.compile(rf"(?P<name>[\"'](?:{_SECRET_NAME})[\"']\s*:\s*)" + _NOT_MASKED
                + rf"(?P<value>{_QUOTED}|{_LIST}|[^\s,}}\]]+)", re.IGNORECASE),

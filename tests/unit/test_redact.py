@@ -41,6 +41,8 @@ JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.c2lnbmF0dXJlLXBhcnQtaGVyZQ"
         ('{"headers": {"authorization": "Basic YWxhZGRpbjpvcGVuc2VzYW1l", "accept": "*/*"}}',
          ["YWxhZGRpbjpvcGVuc2VzYW1l"], '"accept": "*/*"'),
         ("Proxy-Authorization: Basic cHJveHk6cHc=", ["cHJveHk6cHc="], "Proxy-Authorization: Basic ***"),
+        ("refused: Authorization: Basic dXNlcjpwYXNz; token=two words", ["dXNlcjpwYXNz", "two words"],
+         "Authorization: Basic ***; token=***"),
         ("-H 'Authorization: Bearer tok-AbC123xyz'", ["tok-AbC123xyz"], "Bearer ***"),
         # token= / secret= / password= pairs, the whole value (spaces included)
         ("login for bob failed: password=correct horse battery staple", ["correct", "horse", "battery", "staple"],
