@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from chainlit_app.diagnostics.phases import is_progress, marker_for
-from chainlit_app.private_files import private_dir
+from chainlit_app.private_files import private_dir, private_file
 
 _PREFIX = re.compile(
     r"^(\(\w+ pid=\d+\)\s*)?((INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+(\[[^\]]*\]\s*)?|INFO:\s+)"
@@ -55,6 +55,8 @@ def rotate(path: Path, keep: int) -> None:
             os.replace(path, path.with_name(f"{path.name}.1"))
         else:
             path.unlink()
+    for index in range(1, keep):  # our earlier launches' logs, written before they were owner-only
+        private_file(path.with_name(f"{path.name}.{index}"))
 
 
 def read_tail(path: Path, max_lines: int = 30, max_bytes: int = 64 * 1024) -> list[str]:

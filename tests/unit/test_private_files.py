@@ -50,7 +50,7 @@ def test_loose_folders_of_ours_are_tightened_with_a_log_line(tmp_path: Path, cap
     assert "chat.db was readable by other users (mode 644)" in caplog.text
 
 
-def test_a_shared_folder_is_not_tightened_but_our_log_file_in_it_is_owner_only(tmp_path: Path) -> None:
+def test_a_shared_folder_is_not_tightened_but_our_log_files_in_it_are_owner_only(tmp_path: Path) -> None:
     shared = tmp_path / "var-log"
     shared.mkdir(mode=0o755)
     log_file = shared / "vllm.log"
@@ -60,7 +60,7 @@ def test_a_shared_folder_is_not_tightened_but_our_log_file_in_it_is_owner_only(t
     os.close(open_private(log_file))
     assert mode(shared) == 0o755  # someone else's folder (CHAT_LOG_FILE=/var/log/...): left as it is
     assert mode(log_file) == 0o600
-    assert mode(shared / "vllm.log.1") == 0o644  # rotated as it was; secure_storage tightens our log folder's
+    assert mode(shared / "vllm.log.1") == 0o600  # the earlier launch's log, rotated: ours, so owner-only too
 
 
 def test_secret_files_are_created_0600_in_a_0700_folder(tmp_path: Path) -> None:
