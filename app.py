@@ -33,6 +33,7 @@ from chainlit.types import ThreadDict  # noqa: E402
 from chainlit_app import chat, panel  # noqa: E402
 from chainlit_app.auth import announce_login, current_user_is_admin, ensure_auth_secret, make_user  # noqa: E402
 from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema  # noqa: E402
+from chainlit_app.private_files import private_dir  # noqa: E402
 from chainlit_app.users import UserDirectory  # noqa: E402
 from chainlit_app.web import health_router, install_routes  # noqa: E402
 
@@ -40,7 +41,7 @@ from chainlit_app.web import health_router, install_routes  # noqa: E402
 # this directory shuts down, pulling it from under the others (seen: FileNotFoundError when the panel
 # opened). Each app keeps them in its own data folder instead.
 chainlit.config.FILES_DIRECTORY = SETTINGS.storage.data_dir / "files"
-chainlit.config.FILES_DIRECTORY.mkdir(parents=True, exist_ok=True)
+private_dir(chainlit.config.FILES_DIRECTORY)  # uploads and session files: owner-only like the history
 # Socket.IO drops the connection on a message over 1 MB (engineio's default), so a long paste would be
 # lost without a word. Accept up to 8 MB; chat.py then refuses an over-long message with a clear answer.
 chainlit.server.sio.eio.max_http_buffer_size = 8_000_000
@@ -77,7 +78,7 @@ async def on_login(username: str, password: str) -> cl.User | None:
 async def on_chat_start() -> None:
     if current_user_is_admin():
         await panel.offer_panel()
-        await chat.start_chat(RUNTIME, actions=[panel.open_action()])
+        await chat.start_chat(RUNTIME, actions=[panel.open_action()], is_admin=True)
     else:
         await chat.start_chat(RUNTIME)
 

@@ -26,7 +26,9 @@ from chainlit_app.conversation import (
     clean_input,
     with_note,
 )
+from chainlit_app.diagnostics.redact import redact
 from chainlit_app.diagnostics.taxonomy import Kind
+from chainlit_app.engine.logfiles import phase_only
 from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.stream import open_chat_stream
 from chainlit_app.failures import explain
@@ -61,20 +63,30 @@ def _conversation() -> Conversation:
     return value
 
 
-def engine_line(runtime: Runtime) -> str:
-    """One line on where the engine is, for people waiting on it."""
+def engine_line(runtime: Runtime, is_admin: bool = False) -> str:
+    """One line on where the engine is, for people waiting on it. Admins get the details (errors, the
+    latest log line, the address; secrets masked); everyone else the phase alone, without a path or URL."""
     status = runtime.status
     if runtime.is_ready():
         return f"Model **{runtime.served_model_name}** is ready."
     if status.state == EngineState.FAILED:
-        return f"The model server could not start: {status.error or 'see the diagnostics panel'}"
+        if not is_admin:
+            return "The model server could not start; an admin can see why in the diagnostics panel"
+        return _masked(runtime, f"The model server could not start: {status.error or 'see the diagnostics panel'}")
     if runtime.engine.waiting_for is not None:
-        return f"Waiting for the vLLM server at {runtime.engine.waiting_for}" + (
-            f": {status.error}" if status.error else "")
+        if not is_admin:
+            return "Waiting for the vLLM server"
+        return _masked(runtime, f"Waiting for the vLLM server at {runtime.engine.waiting_for}"
+                       + (f": {status.error}" if status.error else ""))
     started = status.started_at or runtime.started_at
     elapsed = int(time.time() - started)
-    progress = f" — {status.progress}" if status.progress else ""
+    shown = status.progress if is_admin or not status.progress else phase_only(status.progress)
+    progress = f" — {_masked(runtime, shown)}" if shown else ""
     return f"The model server is starting ({elapsed} s so far, 1 to 3 minutes on a CPU){progress}"
+
+
+def _masked(runtime: Runtime, text: str) -> str:
+    return redact(text, runtime.monitor.secrets())
 
 
 async def say(text: str) -> None:
@@ -93,12 +105,12 @@ async def send_settings(params: Params) -> None:
     ).send()
 
 
-async def start_chat(runtime: Runtime, actions: list[cl.Action] | None = None) -> None:
+async def start_chat(runtime: Runtime, actions: list[cl.Action] | None = None, is_admin: bool = False) -> None:
     params = default_params(runtime)
     cl.user_session.set(PARAMS, params)
     cl.user_session.set(CONVERSATION, Conversation())
     await send_settings(params)
-    lines = [f"Welcome! {engine_line(runtime)}"]
+    lines = [f"Welcome! {engine_line(runtime, is_admin)}"]
     notice = runtime.status.notice
     if notice:
         lines.append(f"**Note:** {notice}")
@@ -116,24 +128,24 @@ def release_history() -> None:
     FIRST_TOKEN_GATE.release(cl.context.session.thread_id)
 
 
-async def _wait_for_engine(runtime: Runtime) -> bool:
+async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
     """Show start-up progress in one message until the engine is ready (or has given up)."""
     if runtime.is_ready():
         return True
     release_history()  # a start can take minutes: the question is saved now, not after it
-    waiting = cl.Message(content=f"⏳ {engine_line(runtime)}. Your question will be answered once it is ready.",
-                         author=SYSTEM_AUTHOR)
+    later = "Your question will be answered once it is ready."
+    waiting = cl.Message(content=f"⏳ {engine_line(runtime, is_admin)}. {later}", author=SYSTEM_AUTHOR)
     await waiting.send()
     deadline = time.monotonic() + runtime.settings.engine.startup_timeout
     while not runtime.has_given_up() and time.monotonic() < deadline:
         if await runtime.wait_ready(timeout=1.0):  # returns the moment the engine is ready
             break
-        waiting.content = f"⏳ {engine_line(runtime)}. Your question will be answered once it is ready."
+        waiting.content = f"⏳ {engine_line(runtime, is_admin)}. {later}"
         await waiting.update()
     if runtime.is_ready():
         await waiting.remove()
         return True
-    waiting.content = f"❌ {engine_line(runtime)}"
+    waiting.content = f"❌ {engine_line(runtime, is_admin)}"
     await waiting.update()
     return False
 
@@ -156,7 +168,7 @@ async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) 
 
 async def _ask(runtime: Runtime, question: str, is_admin: bool) -> None:
     """Wait for the engine, then answer `question` in this session's conversation."""
-    if not await _wait_for_engine(runtime):
+    if not await _wait_for_engine(runtime, is_admin):
         return
     conversation = _conversation()
     conversation.add("user", question)
@@ -218,7 +230,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         raise
     except Exception as exc:  # every failure becomes a short message, never a traceback
         partial = answer.text
-        explanation = explain(exc, is_admin)
+        explanation = _masked(runtime, explain(exc, is_admin))  # it may quote the server's error body
         runtime.monitor.observe_exception(exc)
         runtime.after_chat_failure()
         log.warning("chat request failed: %s: %s", type(exc).__name__, exc)

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from sqlalchemy.schema import CreateColumn
 
 from chainlit_app.conversation import without_notes
+from chainlit_app.private_files import open_private, private_dir
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +70,12 @@ def database_url(data_dir: Path) -> str:
         if url.startswith("postgresql://"):
             url = "postgresql+asyncpg://" + url[len("postgresql://"):]
         return url
-    data_dir.mkdir(parents=True, exist_ok=True)
-    return f"sqlite+aiosqlite:///{data_dir / 'chat.db'}"
+    private_dir(data_dir)
+    database = data_dir / "chat.db"
+    # Created empty and 0600 before SQLite opens it (an empty file is a new database to SQLite), because
+    # SQLite gives its -journal and -wal files the database file's mode: all of them stay owner-only.
+    os.close(open_private(database))
+    return f"sqlite+aiosqlite:///{database}"
 
 
 def _upgrade(connection: Any) -> list[str]:

@@ -24,6 +24,7 @@ from chainlit_app.diagnostics import (
     from_exception,
     from_metrics,
 )
+from chainlit_app.diagnostics.redact import redact_tree
 from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.http import EngineClient, MetricsSnapshot
 from chainlit_app.engine.status import EngineState, EngineStatus
@@ -31,6 +32,7 @@ from chainlit_app.engine.status import EngineState, EngineStatus
 log = logging.getLogger(__name__)
 
 HISTORY_POINTS = 120
+NO_KEY = "EMPTY"  # what the openai client sends to a server without a key: nothing to mask
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,9 @@ class Monitor:
         self.unwatched_metrics_interval = unwatched_metrics_interval
         self._watched_until = 0.0
         self._next_metrics_at = 0.0
+        self._keys: deque[str] = deque(maxlen=8)  # this and the last launches' keys (older logs hold them)
         self.store = FindingsStore()
-        self.ring = LogRing(500)
+        self.ring = LogRing(500, secrets=self.secrets)
         self.first_token = FirstTokenWatch()
         self.metrics: dict[str, Any] = {}
         self.history: deque[dict[str, float]] = deque(maxlen=HISTORY_POINTS)
@@ -153,9 +156,20 @@ class Monitor:
         return findings
 
     # -- the panel's view ----------------------------------------------------------------------------
+    def secrets(self) -> tuple[str, ...]:
+        """The engine's API keys, to be masked as literals wherever text is shown: the current launch's
+        (a spawned server gets a new one at every launch) and the last few."""
+        endpoint = self._endpoint()
+        key = endpoint.api_key if endpoint is not None else ""
+        if key and key != NO_KEY and key not in self._keys:
+            self._keys.append(key)
+        return tuple(self._keys)
+
     def snapshot(self) -> dict[str, Any]:
+        """Findings (each string redacted once more: chat and probe findings carry URLs and errors), the
+        log tail (redacted by the ring) and the metrics."""
         return {
-            "findings": self.store.snapshot(),
+            "findings": redact_tree(self.store.snapshot(), self.secrets()),
             "log_tail": self.ring.tail(200),
             "metrics": {**self.metrics, "history": list(self.history)},
         }
@@ -169,13 +183,13 @@ class Monitor:
                 await asyncio.sleep(0.5)
                 continue
             self._follower = LogFollower(path, from_start=True, poll_interval=0.1)
-            self._classifier = LineClassifier()
+            self._classifier = LineClassifier(self.secrets)
             last_lineno = 0
             try:
                 async for lineno, line in self._follower.lines():
                     if lineno <= last_lineno:  # truncated or rotated: a new launch, a fresh classifier
                         self._settle_log()
-                        self._classifier = LineClassifier()
+                        self._classifier = LineClassifier(self.secrets)
                     last_lineno = lineno
                     self.ring.append(lineno, line)
                     for finding in self._classifier.feed(line, lineno):

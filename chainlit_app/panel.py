@@ -14,6 +14,7 @@ from chainlit.auth import get_current_user
 from fastapi import APIRouter, Depends, HTTPException
 
 from chainlit_app.auth import is_admin
+from chainlit_app.diagnostics.redact import redact_tree
 from chainlit_app.runtime import Runtime
 
 PANEL_ELEMENT = "DiagnosticsPanel"
@@ -36,6 +37,8 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
         status["rss_mib"] = round(await asyncio.to_thread(process.rss_bytes) / 2**20)
     status["app_rss_mib"] = round(psutil.Process(os.getpid()).memory_info().rss / 2**20)
     status["now"] = time.time()
+    # The status carries errors and progress text that may name a URL with its password, or the key.
+    status = redact_tree(status, runtime.monitor.secrets())
     return {"engine": status, "streaming": runtime.pace.snapshot(), **runtime.monitor.snapshot()}
 
 

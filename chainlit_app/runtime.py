@@ -8,10 +8,12 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from chainlit_app import applog
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.handles import EngineHandle, engine_handle_for
 from chainlit_app.monitor import Monitor
 from chainlit_app.pacing import StreamPace
+from chainlit_app.private_files import secure_storage
 from chainlit_app.settings import Settings
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ class Runtime:
 
     def __init__(self, settings: Settings):
         self.settings = settings
+        secure_storage(settings)  # owner-only folders before the first launch writes its log or a secret
         self._start_task: asyncio.Task[None] | None = None
         self._client: openai.AsyncOpenAI | None = None
         self._client_key: tuple[str, str] | None = None
@@ -33,6 +36,8 @@ class Runtime:
         self.monitor = Monitor(lambda: self.engine.log_file, lambda: self.engine.endpoint)
         self.engine: EngineHandle = engine_handle_for(settings, self.monitor.store)
         self.engine.add_listener(self.monitor.on_engine_status)
+        # The key of the current launch is masked as a literal in the app's log, as in the panel.
+        applog.mask_also("engine api key", self.monitor.secrets)
         self.pace = StreamPace()  # the answers' token rates under load: how many tokens per chunk to ask for
 
     # -- lifecycle --------------------------------------------------------------------------------

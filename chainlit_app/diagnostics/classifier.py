@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
 
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .events import Access, Body, EventFolder, Traceback
@@ -30,6 +29,7 @@ from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
 from .phases import Phase, PhaseTracker, logger_shows_serving, stack_shows_serving
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
 from .printed import COMPLETION_OUTPUT, PrintedOutput
+from .redact import SecretSource, secrets_of
 from .rule_tables import RULES
 from .rules import ALL_PHASES, Context, most_specific
 from .stats import StallWatch
@@ -47,8 +47,8 @@ _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4
 class LineClassifier(PrintedOutput):
     """Stateful, streaming line classifier: `feed` each line once, in order, with its 1-based number."""
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._secrets = tuple(s for s in secrets if s)
+    def __init__(self, secrets: SecretSource = ()) -> None:
+        self._secrets = secrets if callable(secrets) else secrets_of(secrets)  # a function: asked per finding
         self._folder = EventFolder()
         self._phases = PhaseTracker()
         self._stalls = StallWatch()
@@ -342,7 +342,7 @@ class LineClassifier(PrintedOutput):
         return Finding(
             kind=kind.value,
             line=lineno,
-            text=evidence_text(text, self._secrets),
+            text=evidence_text(text, secrets_of(self._secrets)),
             hint=hint or KINDS[kind].fix[0],
             rule=rule,
             role=role,

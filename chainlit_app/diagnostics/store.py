@@ -18,7 +18,7 @@ from typing import Any
 
 from .findings import Finding
 from .lineformat import line_level, parse_line, strip_ansi
-from .redact import redact
+from .redact import SecretSource, redact, secrets_of
 from .taxonomy import kind_info
 
 MAX_EVIDENCE = 5
@@ -154,9 +154,9 @@ class LogRing:
     reads them: a busy server writes thousands of lines a second and the panel shows 200 once a second,
     so cleaning on append was most of the tail's CPU. Cleaned lines are cached between reads."""
 
-    def __init__(self, size: int = 500, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, size: int = 500, secrets: SecretSource = ()) -> None:
         self._lines: deque[tuple[int, str]] = deque(maxlen=size)
-        self._secrets = tuple(s for s in secrets if s)
+        self._secrets = secrets if callable(secrets) else secrets_of(secrets)
         self._clean: dict[tuple[int, str], dict[str, Any]] = {}
 
     def __len__(self) -> int:
@@ -170,13 +170,15 @@ class LogRing:
         if n <= 0:
             return []
         wanted = list(self._lines)[-n:]
-        cache = {line: self._clean.get(line) or self._cleaned(*line) for line in wanted}
+        secrets = secrets_of(self._secrets)  # asked once per read: the current launch's key included
+        cache = {line: self._clean.get(line) or self._cleaned(*line, secrets) for line in wanted}
         self._clean = cache  # keyed by number and text: a rotated log starts its numbers again
         return [cache[line] for line in wanted]
 
-    def _cleaned(self, lineno: int, raw: str) -> dict[str, Any]:
+    @staticmethod
+    def _cleaned(lineno: int, raw: str, secrets: tuple[str, ...]) -> dict[str, Any]:
         text = strip_ansi(raw.rstrip("\r\n"))
-        return {"n": lineno, "text": redact(text, self._secrets), "level": line_level(text)}
+        return {"n": lineno, "text": redact(text, secrets), "level": line_level(text)}
 
     def clear(self) -> None:
         self._lines.clear()

@@ -10,7 +10,8 @@ import os
 import re
 from pathlib import Path
 
-from chainlit_app.diagnostics.phases import is_progress
+from chainlit_app.diagnostics.phases import is_progress, marker_for
+from chainlit_app.private_files import private_dir, private_file
 
 _PREFIX = re.compile(
     r"^(\(\w+ pid=\d+\)\s*)?((INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+(\[[^\]]*\]\s*)?|INFO:\s+)"
@@ -18,6 +19,9 @@ _PREFIX = re.compile(
 
 
 LAUNCH_BANNER = "# chat console: launching "
+# Where the app's own progress texts ("connecting to URL") stop being fit for everyone: the first word
+# with a slash, a backslash or a colon-slash (a path or a URL), with the preposition before it.
+_PLACE = re.compile(r"(?:\s+(?:at|to|from|in|on|of|for|under))*\s+\S*[/\\].*$", re.IGNORECASE | re.DOTALL)
 
 
 def launch_banner(shown_argv: list[str]) -> bytes:
@@ -37,7 +41,7 @@ def launched_argv(path: Path) -> list[str] | None:
 
 def rotate(path: Path, keep: int) -> None:
     """Shift path -> path.1 -> path.2 ..., dropping the oldest beyond `keep` files in all."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent, tighten=False)  # created 0700; an existing folder may be shared (CHAT_LOG_FILE)
     oldest = path.with_name(f"{path.name}.{keep - 1}")
     with contextlib.suppress(FileNotFoundError):
         if keep > 1:
@@ -51,6 +55,8 @@ def rotate(path: Path, keep: int) -> None:
             os.replace(path, path.with_name(f"{path.name}.1"))
         else:
             path.unlink()
+    for index in range(1, keep):  # our earlier launches' logs, written before they were owner-only
+        private_file(path.with_name(f"{path.name}.{index}"))
 
 
 def read_tail(path: Path, max_lines: int = 30, max_bytes: int = 64 * 1024) -> list[str]:
@@ -75,3 +81,13 @@ def latest_progress(lines: list[str]) -> str | None:
         if is_progress(line):
             return _PREFIX.sub("", line).strip()[:200]
     return None
+
+
+def phase_only(progress: str) -> str:
+    """What users who are not admins see of a start-up progress text: the phase a vLLM line marks (boot,
+    loading, serving), or the app's own text cut before the first path or URL. The full line names
+    folders, model paths and addresses: admins read it in the panel."""
+    marker = marker_for(progress)
+    if marker is not None:
+        return marker.phase.label
+    return _PLACE.sub("", progress).strip()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import secrets
 import socket
 import time
@@ -20,6 +21,7 @@ from chainlit_app.engine.http import EngineClient
 from chainlit_app.engine.logfiles import latest_progress, launch_banner, read_tail, rotate
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
+from chainlit_app.private_files import open_private
 
 log = logging.getLogger(__name__)
 HEALTH_POLL_SECONDS = 0.1
@@ -213,7 +215,7 @@ class Supervisor:
         self.spec = replace(self.spec, api_key=secrets.token_urlsafe(24))
         self._close_log()
         rotate(self.config.log_file, self.config.log_keep)
-        handle = self.config.log_file.open("ab", buffering=0)
+        handle = os.fdopen(open_private(self.config.log_file), "ab", buffering=0)  # 0600: it names paths, requests
         self._log_handle = handle
         argv = self.argv = build_argv(self.config.python, self.spec)
         handle.write(launch_banner(redacted_argv(argv)))
