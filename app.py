@@ -32,6 +32,7 @@ from chainlit.types import ThreadDict  # noqa: E402
 
 from chainlit_app import chat, panel  # noqa: E402
 from chainlit_app.auth import announce_login, current_user_is_admin, ensure_auth_secret, make_user  # noqa: E402
+from chainlit_app.cleaning import MAX_MESSAGE_BYTES  # noqa: E402
 from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema  # noqa: E402
 from chainlit_app.private_files import private_dir  # noqa: E402
 from chainlit_app.users import UserDirectory  # noqa: E402
@@ -42,9 +43,10 @@ from chainlit_app.web import health_router, install_routes  # noqa: E402
 # opened). Each app keeps them in its own data folder instead.
 chainlit.config.FILES_DIRECTORY = SETTINGS.storage.data_dir / "files"
 private_dir(chainlit.config.FILES_DIRECTORY)  # uploads and session files: owner-only like the history
-# Socket.IO drops the connection on a message over 1 MB (engineio's default), so a long paste would be
-# lost without a word. Accept up to 8 MB; chat.py then refuses an over-long message with a clear answer.
-chainlit.server.sio.eio.max_http_buffer_size = 8_000_000
+# A socket frame over 1 MiB is refused by the transport (the page reconnects); below that, chat.py checks
+# a message's length before anything else and refuses one over 200,000 characters with a clear answer.
+# 8 MB used to be accepted and cleaned on the event loop first (1.8 s per paste).
+chainlit.server.sio.eio.max_http_buffer_size = MAX_MESSAGE_BYTES
 ensure_auth_secret(SETTINGS)
 USERS = UserDirectory(SETTINGS)
 install_routes(health_router(lambda: RUNTIME))
@@ -54,7 +56,7 @@ DATABASE_URL = database_url(SETTINGS.storage.data_dir)
 
 @cl.data_layer
 def data_layer() -> SQLAlchemyDataLayer:
-    return make_data_layer(DATABASE_URL)
+    return make_data_layer(DATABASE_URL, on_failure=RUNTIME.monitor.observe_history_failure)
 
 
 @cl.on_app_startup
@@ -93,7 +95,7 @@ async def on_chat_resume(thread: ThreadDict) -> None:
 
 @cl.action_callback(chat.RETRY_ACTION)
 async def on_retry(action: cl.Action) -> None:
-    await chat.retry(RUNTIME, str(action.payload.get("question", "")), current_user_is_admin())
+    await chat.retry(RUNTIME, action.payload, current_user_is_admin())
 
 
 @cl.action_callback("open_diagnostics")
@@ -110,13 +112,10 @@ async def on_settings_update(values: dict[str, Any]) -> None:
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
     admin = current_user_is_admin()
-    try:
-        if message.command == panel.COMMAND or message.content.strip().lower() in ("/diagnostics", "/diag"):
-            await (panel.open_panel() if admin else chat.say("The diagnostics panel is for admins only."))
-            return
-        await chat.handle_message(RUNTIME, message, admin)
-    finally:
-        chat.release_history()  # whatever happened, the held history writes of this chat go now
+    if message.command == panel.COMMAND or message.content.strip().lower() in ("/diagnostics", "/diag"):
+        await (panel.open_panel() if admin else chat.say("The diagnostics panel is for admins only."))
+        return
+    await chat.handle_message(RUNTIME, message, admin)
 
 
 @cl.on_stop

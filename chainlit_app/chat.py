@@ -11,9 +11,10 @@ from typing import Any
 import chainlit as cl
 from chainlit.input_widget import Slider, TextInput
 
+from chainlit_app.answer_saving import AnswerSaver
 from chainlit_app.answer_stream import AnswerRequest, AnswerStream
+from chainlit_app.cleaning import Refused, admit_text, clean_text
 from chainlit_app.conversation import (
-    MAX_INPUT_CHARS,
     NOTE_CUT,
     NOTE_DECODE,
     NOTE_EMPTY_PREFIX,
@@ -23,7 +24,7 @@ from chainlit_app.conversation import (
     Conversation,
     InputTooLong,
     Params,
-    clean_input,
+    bounded_prompt,
     with_note,
 )
 from chainlit_app.diagnostics.redact import redact
@@ -32,7 +33,6 @@ from chainlit_app.engine.logfiles import phase_only
 from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.stream import open_chat_stream
 from chainlit_app.failures import explain
-from chainlit_app.history import FIRST_TOKEN_GATE
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,8 @@ RETRY_ACTION = "retry_question"
 
 def default_params(runtime: Runtime) -> Params:
     s = runtime.settings
-    return Params(runtime.default_temperature(), s.chat.top_p, s.chat.max_tokens, s.chat.system_prompt)
+    return Params(runtime.default_temperature(), s.chat.top_p, s.chat.max_tokens,
+                  bounded_prompt(s.chat.system_prompt, s.chat.max_system_prompt_chars))
 
 
 def _params() -> Params:
@@ -118,21 +119,15 @@ async def start_chat(runtime: Runtime, actions: list[cl.Action] | None = None, i
 
 
 def update_settings(runtime: Runtime, values: dict[str, Any]) -> Params:
-    params = Params.from_widgets(values, default_params(runtime))
+    params = Params.from_widgets(values, default_params(runtime), runtime.settings.chat.max_system_prompt_chars)
     cl.user_session.set(PARAMS, params)
     return params
-
-
-def release_history() -> None:
-    """Let this chat's held history writes go (see `FirstTokenGate`)."""
-    FIRST_TOKEN_GATE.release(cl.context.session.thread_id)
 
 
 async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
     """Show start-up progress in one message until the engine is ready (or has given up)."""
     if runtime.is_ready():
         return True
-    release_history()  # a start can take minutes: the question is saved now, not after it
     later = "Your question will be answered once it is ready."
     waiting = cl.Message(content=f"⏳ {engine_line(runtime, is_admin)}. {later}", author=SYSTEM_AUTHOR)
     await waiting.send()
@@ -152,17 +147,17 @@ async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
 
 async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) -> None:
     cl.user_session.set("interacted", True)
-    text = clean_input(message.content or "")
+    try:
+        text = admit_text(message.content or "")  # the length first: an 8 MB paste costs one len()
+    except Refused as exc:
+        await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
+        return
     if not text.strip():
         await cl.Message(content="Please type a question first.", author=SYSTEM_AUTHOR).send()
         return
-    if len(text) > MAX_INPUT_CHARS:
-        await cl.Message(
-            content=f"Your message has {len(text):,} characters; the limit is {MAX_INPUT_CHARS:,}. "
-            "Please shorten it.",
-            author=SYSTEM_AUTHOR,
-        ).send()
-        return
+    if text != message.content:  # shown, stored and asked: the same cleaned text
+        message.content = text
+        await message.update()
     await _ask(runtime, text, is_admin)
 
 
@@ -183,6 +178,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
                         is_admin: bool) -> str | None:
     """Stream one answer into the chat; the text kept for history, or None when nothing came back."""
     msg = cl.Message(content="", author=AUTHOR)
+    saver = AnswerSaver(msg)  # shows the tokens and keeps the history up to date while they come
     try:
         fitted = conversation.fit(params, runtime.settings.engine.max_model_len)
     except InputTooLong as exc:
@@ -196,10 +192,11 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     answer = AnswerStream(request, lambda body: open_chat_stream(runtime.client(), body), runtime.pace,
                           batching=runtime.settings.chat.stream_batching)
     try:
-        # release_history: the first token is on its way to the browser; history may write now
-        await answer.run(msg.stream_token, on_first_token=release_history)
+        await answer.run(saver)
+        await saver.settle()
         finish_reason, completion_tokens = answer.finish_reason, answer.completion_tokens
-        findings = runtime.monitor.observe_answer(msg.content, finish_reason, completion_tokens,
+        # the monitor judges the text as the model sent it (control characters are evidence)
+        findings = runtime.monitor.observe_answer(answer.text, finish_reason, completion_tokens,
                                                   first_token_seconds=answer.first_token_seconds)
         if not msg.content:
             msg.content = (
@@ -220,7 +217,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         log.info("answer: %d chars in %.2f s", len(text), time.monotonic() - started)
         return text
     except asyncio.CancelledError:
-        partial = answer.text  # the stream is closed already: vLLM has stopped generating
+        await saver.settle()
+        partial = clean_text(answer.text)  # the stream is closed already: vLLM has stopped generating
         msg.content = with_note(partial, NOTE_STOPPED)
         if partial:  # the reader saw it, so the model sees it next time too
             conversation.add("assistant", partial)
@@ -229,7 +227,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         await msg.send()
         raise
     except Exception as exc:  # every failure becomes a short message, never a traceback
-        partial = answer.text
+        await saver.settle()
+        partial = clean_text(answer.text)
         explanation = _masked(runtime, explain(exc, is_admin))  # it may quote the server's error body
         runtime.monitor.observe_exception(exc)
         runtime.after_chat_failure()
@@ -250,8 +249,19 @@ def retry_action(question: str) -> cl.Action:
                      tooltip="Ask again once the model server is back")
 
 
-async def retry(runtime: Runtime, question: str, is_admin: bool) -> None:
+def retry_question(payload: object) -> str:
+    """The question of a Retry action's payload, which comes from the client: checked like a message."""
+    question = payload.get("question", "") if isinstance(payload, dict) else None
+    return admit_text(question, what="The question to retry")
+
+
+async def retry(runtime: Runtime, payload: object, is_admin: bool) -> None:
     """The Retry button: wait for the engine (it restarts by itself) and ask the same question again."""
+    try:
+        question = retry_question(payload)
+    except Refused as exc:
+        await say(str(exc))
+        return
     if not question.strip():
         return
     await say(f"Retrying: {question[:200]}")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from chainlit_app.cleaning import MAX_SYSTEM_PROMPT_CHARS, clean_text
+
 CHARS_PER_TOKEN = 3.0  # conservative for English and code; a 400 from vLLM triggers a tighter retry
 TOKENS_PER_MESSAGE = 6
-MAX_INPUT_CHARS = 200_000
 
 # Notes the chat appends to an answer for the reader. They are never the model's words: the conversation
 # keeps the answer without them, and a resumed thread's stored messages lose them again (`without_notes`).
@@ -15,6 +16,8 @@ NOTE_CUT = "_(Cut at the max-tokens limit.)_"
 NOTE_STOPPED = "_(Stopped by the user.)_"
 NOTE_DECODE = "_The answer holds undecodable or control characters; see the diagnostics panel._"
 NOTE_INTERRUPTED_PREFIX = "_⚠ Interrupted: "
+# What history holds of an answer while it streams: if the app dies mid-answer, a resumed thread shows this.
+NOTE_UNFINISHED = f"{NOTE_INTERRUPTED_PREFIX}the app stopped before this answer was complete._"
 NOTE_EMPTY_PREFIX = "_(The model returned an empty answer"
 NOTE_SEE_PANEL = "_Open the diagnostics panel for the likely cause and the fix._"
 
@@ -51,8 +54,10 @@ class Params:
     system_prompt: str = ""
 
     @classmethod
-    def from_widgets(cls, values: dict[str, Any], defaults: Params) -> Params:
-        """Chat settings arrive as loose JSON (a Slider may send floats); out-of-range values are clamped."""
+    def from_widgets(cls, values: dict[str, Any], defaults: Params,
+                     max_system_prompt: int = MAX_SYSTEM_PROMPT_CHARS) -> Params:
+        """Chat settings arrive as loose JSON (a Slider may send floats); out-of-range values are clamped,
+        the system prompt is cleaned like a message and cut to `max_system_prompt` characters."""
 
         def number(key: str, default: float) -> float:
             try:
@@ -64,8 +69,14 @@ class Params:
             temperature=min(2.0, max(0.0, number("temperature", defaults.temperature))),
             top_p=min(1.0, max(0.01, number("top_p", defaults.top_p))),
             max_tokens=int(min(1_000_000, max(1, number("max_tokens", defaults.max_tokens)))),
-            system_prompt=str(values.get("system_prompt", defaults.system_prompt) or ""),
+            system_prompt=bounded_prompt(str(values.get("system_prompt", defaults.system_prompt) or ""),
+                                         max_system_prompt),
         )
+
+
+def bounded_prompt(prompt: str, limit: int) -> str:
+    """A system prompt of at most `limit` characters, cleaned (cut first: cleaning a huge one costs)."""
+    return clean_text(prompt[:limit])
 
 
 @dataclass
@@ -80,12 +91,8 @@ class InputTooLong(ValueError):
 
 
 def clean_input(text: str) -> str:
-    """Drop control characters other than newline and tab, and lone surrogates (invalid UTF-8 that
-    would fail when the request is encoded); keep everything else as typed."""
-    return "".join(
-        ch for ch in text
-        if ch in "\n\t" or (ord(ch) >= 32 and ord(ch) != 127 and not 0xD800 <= ord(ch) <= 0xDFFF)
-    )
+    """Drop control characters other than newline and tab, and lone surrogates (see `cleaning`)."""
+    return clean_text(text)
 
 
 @dataclass

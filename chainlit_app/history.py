@@ -3,19 +3,20 @@ with the schema created and upgraded by the app itself (Chainlit creates no tabl
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
-from sqlalchemy import Boolean, Column, Integer, MetaData, Table, Text, event, inspect
+from sqlalchemy import Boolean, Column, Integer, MetaData, Table, Text, event, inspect, text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from sqlalchemy.schema import CreateColumn
 
+from chainlit_app.cleaning import clean_value
 from chainlit_app.conversation import without_notes
+from chainlit_app.history_writes import DEFAULT_RETRY, OnFailure, RetryPolicy, report_failure, with_retry
 from chainlit_app.private_files import open_private, private_dir
 
 log = logging.getLogger(__name__)
@@ -107,44 +108,6 @@ async def prepare_schema(url: str) -> list[str]:
     return added
 
 
-class FirstTokenGate:
-    """Holds a thread's history writes from its user message until the answer's first token is out.
-
-    On a chat's first question Chainlit writes the thread, the user's message and every step queued since
-    the chat opened, as tasks beside the request to the model; on this 2-core machine that work delayed the
-    first token by 10 to 60 ms (docs/PERFORMANCE.md). The writes lose nothing by waiting: the chat releases
-    the thread right after the first token, when it stops waiting for one (the engine is still starting,
-    errors, Stop), and `max_hold` bounds the wait whatever happens."""
-
-    def __init__(self, max_hold: float = 10.0) -> None:
-        self.max_hold = max_hold
-        self._held: dict[str, asyncio.Event] = {}
-
-    def hold(self, thread_id: str) -> None:
-        if thread_id not in self._held:
-            self._held[thread_id] = asyncio.Event()
-
-    def release(self, thread_id: str) -> None:
-        event = self._held.pop(thread_id, None)
-        if event is not None:
-            event.set()
-
-    def is_held(self, thread_id: str) -> bool:
-        return thread_id in self._held
-
-    async def wait(self, thread_id: str) -> None:
-        event = self._held.get(thread_id)
-        if event is None:
-            return
-        try:
-            async with asyncio.timeout(self.max_hold):
-                await event.wait()
-        except TimeoutError:
-            log.warning("history writes of a thread held %.0f s; writing them now", self.max_hold)
-            self.release(thread_id)
-
-
-FIRST_TOKEN_GATE = FirstTokenGate()
 _MAX_RUN_STEPS = 10_000
 
 
@@ -159,17 +122,46 @@ def _sqlite_write_ahead_log(dbapi_connection: Any, _record: Any) -> None:
 
 
 class ChatHistoryLayer(SQLAlchemyDataLayer):
-    """Chainlit's SQLAlchemy data layer with two savings on the path of a chat's answer: writes wait
-    for the first token (`FirstTokenGate`), and `create_step` does not look up, in a transaction of its
-    own, a thread this process has already written."""
+    """Chainlit's SQLAlchemy data layer that loses nothing quietly and saves writes on an answer's path.
 
-    def __init__(self, conninfo: str, gate: FirstTokenGate = FIRST_TOKEN_GATE) -> None:
-        super().__init__(conninfo=conninfo)
-        self.gate = gate
+    Every value is cleaned before it is stored (`cleaning.clean_value`: lone surrogates break SQLite's
+    driver, NUL breaks PostgreSQL), a locked database is retried with backoff and a failure that stays is
+    reported (`history_writes`); Chainlit's run steps are not stored, and `create_step` does not look up,
+    in a transaction of its own, a thread this process has already written."""
+
+    def __init__(self, conninfo: str, on_failure: OnFailure | None = None,
+                 retry: RetryPolicy = DEFAULT_RETRY) -> None:
+        sqlite = conninfo.startswith("sqlite")
+        super().__init__(conninfo=conninfo, connect_args={"timeout": retry.sqlite_busy_timeout} if sqlite else None)
+        self.on_failure = on_failure
+        self.retry = retry
         self._written_threads: set[str] = set()
         self._run_steps: dict[str, None] = {}  # ids of the run steps not stored, oldest first
-        if self.engine.dialect.name == "sqlite":
+        if sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_write_ahead_log)
+
+    async def execute_sql(self, query: str, parameters: dict[Any, Any]) -> list[dict[str, Any]] | int | None:
+        """Chainlit's statement runner, with cleaned values, retries while locked, and failures reported."""
+        values = {key: clean_value(value) for key, value in parameters.items()}
+        try:
+            return await with_retry(lambda: self._execute(query, values), self.retry)
+        except Exception as exc:
+            report_failure(query, exc, self.on_failure)
+            return None
+
+    async def _execute(self, query: str, values: dict[Any, Any]) -> list[dict[str, Any]] | int:
+        async with self.async_session() as session:
+            try:
+                await session.begin()
+                result = await session.execute(text(query), values)
+                await session.commit()
+            except BaseException:
+                await session.rollback()
+                raise
+            if result.returns_rows:
+                rows: list[dict[str, Any]] = self.clean_result([dict(row._mapping) for row in result.fetchall()])
+                return rows
+            return int(result.rowcount)
 
     async def create_step(self, step_dict: Any) -> None:
         if step_dict.get("type") == "run":
@@ -180,13 +172,9 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
             while len(self._run_steps) > _MAX_RUN_STEPS:
                 self._run_steps.pop(next(iter(self._run_steps)))
             return
+        step_dict = clean_value(dict(step_dict))  # before Chainlit turns metadata into JSON text
         if step_dict.get("parentId") in self._run_steps:
-            step_dict = {**step_dict, "parentId": None}
-        thread_id = step_dict.get("threadId")
-        if thread_id:
-            if step_dict.get("type") == "user_message":
-                self.gate.hold(thread_id)  # an answer is about to be asked for in this thread
-            await self.gate.wait(thread_id)
+            step_dict["parentId"] = None
         await super().create_step(step_dict)
 
     async def update_thread(
@@ -197,11 +185,11 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         metadata: dict[str, Any] | None = None,
         tags: list[str] | None = None,
     ) -> None:
-        await self.gate.wait(thread_id)
         if thread_id in self._written_threads and name is None and user_id is None and metadata is None \
                 and tags is None:
             return  # create_step only makes sure the thread exists
-        await super().update_thread(thread_id, name=name, user_id=user_id, metadata=metadata, tags=tags)
+        await super().update_thread(thread_id, name=clean_value(name), user_id=user_id, metadata=clean_value(metadata),
+                                    tags=clean_value(tags))
         self._written_threads.add(thread_id)
 
     async def delete_thread(self, thread_id: str) -> None:
@@ -209,8 +197,8 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         await super().delete_thread(thread_id)
 
 
-def make_data_layer(url: str) -> SQLAlchemyDataLayer:
-    return ChatHistoryLayer(conninfo=url)
+def make_data_layer(url: str, on_failure: OnFailure | None = None) -> SQLAlchemyDataLayer:
+    return ChatHistoryLayer(conninfo=url, on_failure=on_failure)
 
 
 def conversation_turns(steps: list[dict[str, Any]], assistant_author: str) -> list[dict[str, str]]:

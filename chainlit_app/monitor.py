@@ -22,6 +22,7 @@ from chainlit_app.diagnostics import (
     LogRing,
     from_answer,
     from_exception,
+    from_history_failure,
     from_metrics,
 )
 from chainlit_app.diagnostics.redact import redact_tree
@@ -144,6 +145,10 @@ class Monitor:
         if finding is not None:
             self.store.add(finding)
         return finding
+
+    def observe_history_failure(self, operation: str, error: str) -> None:
+        """A history statement failed after its retries (history_writes): the admin sees the gap."""
+        self.store.add(from_history_failure(operation, error))
 
     def observe_answer(self, text: str, finish_reason: str | None, completion_tokens: int | None,
                        eos_hint: str = "", first_token_seconds: float | None = None) -> list[Finding]:

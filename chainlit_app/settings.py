@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -78,7 +78,17 @@ class ChatSettings(_Group):
     top_p: float = Field(default=0.95, gt=0, le=1)
     max_tokens: int = Field(default=512, ge=1)
     system_prompt: str = "You are a helpful assistant."
+    max_system_prompt_chars: int = Field(default=20_000, ge=0,
+                                         description="longer system prompts (settings or chat) are cut")
     stream_batching: bool = Field(default=True, description="under load, ask vLLM for tokens in UI-update groups")
+
+    @model_validator(mode="after")
+    def _prompt_within_bound(self) -> ChatSettings:
+        if len(self.system_prompt) > self.max_system_prompt_chars:
+            raise ValueError(
+                f"CHAT_SYSTEM_PROMPT has {len(self.system_prompt):,} characters, over CHAT_MAX_SYSTEM_PROMPT_CHARS "
+                f"({self.max_system_prompt_chars:,}): shorten the prompt or raise the limit")
+        return self
 
 
 class AuthSettings(_Group):

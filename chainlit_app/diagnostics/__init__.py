@@ -3,7 +3,7 @@
 Pure Python on purpose (no Chainlit import), so the same code serves the panel and the CLI.
 """
 
-from .chat_observations import FirstTokenWatch, from_answer, from_exception, from_metrics
+from .chat_observations import FirstTokenWatch, from_answer, from_exception, from_history_failure, from_metrics
 from .classifier import LineClassifier
 from .findings import Finding, Report
 from .harmless import HARMLESS
@@ -35,6 +35,7 @@ __all__ = [
     "classify_lines",
     "from_answer",
     "from_exception",
+    "from_history_failure",
     "from_metrics",
     "kind_info",
     "line_level",

@@ -78,6 +78,12 @@ def from_exception(exc: BaseException) -> Finding | None:
     return None
 
 
+def from_history_failure(operation: str, error: str) -> Finding:
+    """A history statement that failed after its retries: a gap in a thread the admin should know of."""
+    return _finding(Kind.HISTORY_WRITE_FAILED, f"chat history: {operation} failed: {error}",
+                    rule="chat_history_write_failed", basis="exception_type")
+
+
 def _escaped_sample(text: str, index: int, width: int = 24) -> str:
     sample = text[max(0, index - width) : index + width]
     return sample.encode("unicode_escape").decode("ascii")[:120]

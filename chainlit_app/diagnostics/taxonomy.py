@@ -32,6 +32,7 @@ class Kind(StrEnum):
     SLOW_OR_STALLED = "slow_or_stalled"
     DEGENERATE_OUTPUT = "degenerate_output"
     ENGINE_ERROR = "engine_error"
+    HISTORY_WRITE_FAILED = "history_write_failed"
 
 
 @dataclass(frozen=True)
@@ -271,6 +272,22 @@ _INFOS = (
             "After a fatal signal (segmentation fault), try --enforce-eager and another attention backend, "
             "and check that vLLM, torch and the driver belong together.",
             "Search vLLM's issue tracker for the exception's message; report it with the version and the log.",
+        ),
+        "error",
+    ),
+    KindInfo(
+        Kind.HISTORY_WRITE_FAILED,
+        "Chat history could not be stored",
+        "A write to the chat history failed even after retries: the thread now misses a message or an "
+        "answer. On SQLite, another process held the database's write lock for longer than the retries "
+        "waited (a backup, a second app instance on the same file, a tool with an open transaction), or the "
+        "disk is full or read-only; on PostgreSQL, the server refused or dropped the connection.",
+        (
+            "Read the evidence: the database's own error and the statement kind (INSERT INTO steps is a message).",
+            "SQLite: find what else opens CHAT_DATA_DIR/chat.db (`fuser chat.db`); one app instance per file, "
+            "several instances need PostgreSQL (DATABASE_URL).",
+            "Check free space and permissions of CHAT_DATA_DIR (`df -h`, `ls -l`); "
+            "PostgreSQL: check the server's log and that DATABASE_URL's user may write the tables.",
         ),
         "error",
     ),

@@ -47,8 +47,9 @@ def test_every_kind_has_title_fix_and_rules() -> None:
     for info in KINDS.values():
         assert info.title and info.explanation and len(info.fix) >= 2
         assert info.severity in ("critical", "error", "warning")
-    # a looping answer is named by the answer judge (answers.py), every other kind by at least one rule
-    assert {r.kind for r in RULES} | {Kind.DEGENERATE_OUTPUT} == set(Kind)
+    # a looping answer is named by the answer judge (answers.py), a failed history write by the data layer
+    # (history_writes.py), every other kind by at least one rule
+    assert {r.kind for r in RULES} | {Kind.DEGENERATE_OUTPUT, Kind.HISTORY_WRITE_FAILED} == set(Kind)
 
 
 def test_fix_texts_avoid_the_corrected_claims() -> None:

@@ -13,7 +13,6 @@ from chainlit.context import init_http_context
 
 from chainlit_app.history import (
     ChatHistoryLayer,
-    FirstTokenGate,
     conversation_turns,
     database_url,
     make_data_layer,
@@ -106,46 +105,21 @@ def _stored(db: Path, thread_id: str) -> list[str]:
         return [r[0] for r in conn.execute('SELECT output FROM steps WHERE "threadId" = ? ORDER BY id', (thread_id,))]
 
 
-async def test_a_question_holds_its_threads_writes_until_released(tmp_path: Path) -> None:
-    """The writes of a chat's question wait for the first token (released by the chat), then all land."""
+async def test_a_question_is_stored_at_once(tmp_path: Path) -> None:
+    """A crash before the answer's first token must not lose the question: its write waits for nothing."""
     init_http_context()
     url = database_url(tmp_path)
     await prepare_schema(url)
-    gate = FirstTokenGate(max_hold=30)
-    layer = ChatHistoryLayer(url, gate=gate)
-    question = asyncio.create_task(layer.create_step(_step("1", "t1", "user_message", "Capital of France?")))
-    naming = asyncio.create_task(layer.update_thread("t1", name="Capital of France?"))
-    other = asyncio.create_task(layer.create_step(_step("1b", "t2", "user_message", "Other chat")))
-    await asyncio.sleep(0.3)
-    assert gate.is_held("t1") and not question.done() and not naming.done()
-    assert _stored(tmp_path / "chat.db", "t1") == []
-    gate.release("t2")
-    await other
-    assert _stored(tmp_path / "chat.db", "t2") == ["Other chat"], "another chat is not held by this one"
-    gate.release("t1")
-    await asyncio.gather(question, naming)
+    layer = ChatHistoryLayer(url)
+    await asyncio.wait_for(layer.create_step(_step("1", "t1", "user_message", "Capital of France?")), 5)
     assert _stored(tmp_path / "chat.db", "t1") == ["Capital of France?"]
-    with sqlite3.connect(tmp_path / "chat.db") as conn:
-        assert conn.execute("SELECT name FROM threads WHERE id = 't1'").fetchone() == ("Capital of France?",)
-    # the answer, written after the release, goes straight through
-    await asyncio.wait_for(layer.create_step(_step("2", "t1", "assistant_message", "Paris.")), 5)
-    assert _stored(tmp_path / "chat.db", "t1") == ["Capital of France?", "Paris."]
-
-
-async def test_a_forgotten_hold_only_delays_writes_by_max_hold(tmp_path: Path) -> None:
-    init_http_context()
-    url = database_url(tmp_path)
-    await prepare_schema(url)
-    layer = ChatHistoryLayer(url, gate=FirstTokenGate(max_hold=0.5))
-    await asyncio.wait_for(layer.create_step(_step("1", "t1", "user_message", "never answered")), 5)
-    assert _stored(tmp_path / "chat.db", "t1") == ["never answered"]
 
 
 async def test_steps_of_a_written_thread_skip_the_thread_lookup(tmp_path: Path) -> None:
     init_http_context()
     url = database_url(tmp_path)
     await prepare_schema(url)
-    layer = ChatHistoryLayer(url, gate=FirstTokenGate())
+    layer = ChatHistoryLayer(url)
     statements: list[str] = []
     real_execute = layer.execute_sql
 
@@ -170,7 +144,7 @@ async def test_chainlits_run_steps_are_not_stored_and_their_children_are_top_lev
     init_http_context()
     url = database_url(tmp_path)
     await prepare_schema(url)
-    layer = ChatHistoryLayer(url, gate=FirstTokenGate())
+    layer = ChatHistoryLayer(url)
     run = {"id": "r1", "threadId": "t1", "name": "on_message", "type": "run", "parentId": "q1", "output": "",
            "streaming": False, "createdAt": "2"}
     await layer.create_step(_step("q1", "t1", "assistant_message", "Welcome!"))
