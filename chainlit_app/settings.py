@@ -9,6 +9,7 @@ may also be built from those flat names (`Settings(port=0, model="demo")`), as t
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -98,6 +99,16 @@ class AuthSettings(_Group):
         if self.admin_password is not None and (bad := passwords.problem(self.admin_password.get_secret_value())):
             raise ValueError(f"CHAT_ADMIN_PASSWORD {bad}")
         return self
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins_are_origins(cls, value: str) -> str:
+        """Each entry is scheme://host[:port]; `*` is refused, it would let every site act for a user."""
+        for origin in (part.strip() for part in value.split(",")):
+            if origin and not re.fullmatch(r"https?://[^/\s*]+/?", origin):
+                raise ValueError(f"CHAT_ALLOWED_ORIGINS entry {origin!r} is not an origin like https://chat.example.org"
+                                 " (scheme and host, optional port, no path, no '*')")
+        return value
 
     @property
     def origins(self) -> list[str]:

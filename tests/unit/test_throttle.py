@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+from pydantic import ValidationError
+
 from chainlit_app.origins import OriginPolicy
+from chainlit_app.settings import Settings
 from chainlit_app.throttle import LoginThrottle, ThrottlePolicy
 
 
@@ -64,3 +68,11 @@ def test_origin_policy() -> None:
     assert not policy.allows("null", "127.0.0.1:8000")
     assert not policy.allows("http://127.0.0.1:8001", "127.0.0.1:8000")
     assert "CHAT_ALLOWED_ORIGINS" in policy.refusal("http://evil.example", "127.0.0.1:8000")
+
+
+def test_allowed_origins_setting() -> None:
+    settings = Settings(allowed_origins="https://chat.example.org, http://10.0.0.5:8000/")
+    assert settings.auth.origins == ["https://chat.example.org", "http://10.0.0.5:8000"]
+    for bad in ("*", "chat.example.org", "https://chat.example.org/app"):
+        with pytest.raises(ValidationError, match="CHAT_ALLOWED_ORIGINS entry"):
+            Settings(allowed_origins=bad)
