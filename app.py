@@ -7,11 +7,11 @@ import logging
 from chainlit_app import prelaunch
 from chainlit_app.applog import configure_logging
 from chainlit_app.runtime import Runtime
-from chainlit_app.settings import get_settings
+from chainlit_app.settings import settings_or_exit
 
 configure_logging()
 
-SETTINGS = get_settings()
+SETTINGS = settings_or_exit()
 # vLLM takes 20 s to minutes to start. Usually it was launched when the interpreter started, before
 # Chainlit's own imports (chainlit_app/prelaunch.py); else it is launched now, before the imports below
 # (openai, SQLAlchemy: about 0.7 s). Start-up (on_app_startup) then waits for that launch, or does the
@@ -31,12 +31,21 @@ from chainlit.data.sql_alchemy import SQLAlchemyDataLayer  # noqa: E402
 from chainlit.types import ThreadDict  # noqa: E402
 
 from chainlit_app import chat, panel  # noqa: E402
-from chainlit_app.auth import announce_login, current_user_is_admin, ensure_auth_secret, make_user  # noqa: E402
+from chainlit_app.auth import (  # noqa: E402
+    announce_login,
+    current_user_is_admin,
+    ensure_auth_secret,
+    login_router,
+    make_user,
+)
 from chainlit_app.cleaning import MAX_MESSAGE_BYTES  # noqa: E402
 from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema  # noqa: E402
+from chainlit_app.origins import OriginPolicy  # noqa: E402
 from chainlit_app.private_files import private_dir  # noqa: E402
+from chainlit_app.sessions import install_session_checks  # noqa: E402
+from chainlit_app.throttle import LoginThrottle  # noqa: E402
 from chainlit_app.users import UserDirectory  # noqa: E402
-from chainlit_app.web import health_router, install_routes  # noqa: E402
+from chainlit_app.web import health_router, install_origin_checks, install_routes  # noqa: E402
 
 # Chainlit keeps session files in ./.files and deletes that whole folder when any instance started from
 # this directory shuts down, pulling it from under the others (seen: FileNotFoundError when the panel
@@ -47,8 +56,14 @@ private_dir(chainlit.config.FILES_DIRECTORY)  # uploads and session files: owner
 # a message's length before anything else and refuses one over 200,000 characters with a clear answer.
 # 8 MB used to be accepted and cleaned on the event loop first (1.8 s per paste).
 chainlit.server.sio.eio.max_http_buffer_size = MAX_MESSAGE_BYTES
-ensure_auth_secret(SETTINGS)
-USERS = UserDirectory(SETTINGS)
+# Logins: users and roles are checked against this directory on every request and socket connection
+# (sessions.py), failed logins are throttled per client address and name (throttle.py), and only the
+# app's own origin and CHAT_ALLOWED_ORIGINS may act with a user's cookies (origins.py).
+USERS = UserDirectory(SETTINGS, token_key=ensure_auth_secret(SETTINGS))
+LOGIN_THROTTLE = LoginThrottle()
+install_session_checks(USERS, lifetime=SETTINGS.auth.session_hours * 3600)
+install_origin_checks(OriginPolicy(SETTINGS.auth.origins))
+install_routes(login_router(LOGIN_THROTTLE))
 install_routes(health_router(lambda: RUNTIME))
 install_routes(panel.diagnostics_router(lambda: RUNTIME))
 DATABASE_URL = database_url(SETTINGS.storage.data_dir)
@@ -73,7 +88,7 @@ async def on_app_shutdown() -> None:
 
 @cl.password_auth_callback
 async def on_login(username: str, password: str) -> cl.User | None:
-    return make_user(USERS, username, password)
+    return await make_user(USERS, LOGIN_THROTTLE, username, password)
 
 
 @cl.on_chat_start

@@ -9,13 +9,17 @@ may also be built from those flat names (`Settings(port=0, model="demo")`), as t
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from chainlit_app import passwords
+from chainlit_app.users import parse_users
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = "baidu/ERNIE-4.5-0.3B-PT"
@@ -92,11 +96,36 @@ class ChatSettings(_Group):
 
 
 class AuthSettings(_Group):
-    """Who may log in."""
+    """Who may log in, for how long, and from which web origins."""
 
-    admin_user: str = "admin"
-    admin_password: SecretStr | None = None
+    admin_user: str = Field(default="admin", min_length=1, pattern=r"^\S+$")
+    admin_password: SecretStr | None = Field(default=None, description="plain text, or an argon2 or bcrypt hash")
     users: str = Field(default="", description="extra users: name:password:role, comma separated")
+    session_hours: float = Field(default=24.0, gt=0, description="how long a login lasts (the token's lifetime)")
+    allowed_origins: str = Field(default="", description="more web origins than the app's own, comma separated")
+
+    @model_validator(mode="after")
+    def _accounts_are_well_formed(self) -> AuthSettings:
+        """Refuse a malformed CHAT_USERS or password hash at start, not at the first failed login."""
+        parse_users(self.users, self.admin_user)
+        if self.admin_password is not None and (bad := passwords.problem(self.admin_password.get_secret_value())):
+            raise ValueError(f"CHAT_ADMIN_PASSWORD {bad}")
+        return self
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins_are_origins(cls, value: str) -> str:
+        """Each entry is scheme://host[:port]; `*` is refused, it would let every site act for a user."""
+        for origin in (part.strip() for part in value.split(",")):
+            if origin and not re.fullmatch(r"https?://[^/\s*]+/?", origin):
+                raise ValueError(f"CHAT_ALLOWED_ORIGINS entry {origin!r} is not an origin like https://chat.example.org"
+                                 " (scheme and host, optional port, no path, no '*')")
+        return value
+
+    @property
+    def origins(self) -> list[str]:
+        """CHAT_ALLOWED_ORIGINS as a list (scheme://host[:port], no trailing slash)."""
+        return [origin.strip().rstrip("/") for origin in self.allowed_origins.split(",") if origin.strip()]
 
 
 class StorageSettings(_Group):
@@ -162,7 +191,9 @@ class FlatEnvironment(PydanticBaseSettingsSource):
 class Settings(BaseSettings):
     """Configuration of the chat console; see the README's configuration table."""
 
-    model_config = SettingsConfigDict(extra="forbid", validate_assignment=True)
+    # An error names the setting and what is wrong, never the value given: a refused CHAT_USERS or
+    # CHAT_ADMIN_PASSWORD must not print passwords into a terminal or log (pydantic shows inputs otherwise).
+    model_config = SettingsConfigDict(extra="forbid", validate_assignment=True, hide_input_in_errors=True)
 
     model: ModelSettings = Field(default_factory=ModelSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
@@ -205,3 +236,12 @@ def nest_flat_names(values: dict[str, Any]) -> dict[str, Any]:
 def get_settings() -> Settings:
     """The one settings object of the process (read once)."""
     return Settings()
+
+
+def settings_or_exit() -> Settings:
+    """get_settings() for the app's start: a refused setting ends the start with its message alone (which
+    setting, what is wrong, how to fix it), not a traceback that buries it."""
+    try:
+        return get_settings()
+    except ValidationError as exc:
+        raise SystemExit(f"chat console: not started, the configuration is refused: {exc}") from None
