@@ -103,6 +103,7 @@ class ChainlitSession:
         connect_timeout: float = 60.0,
         transports: tuple[str, ...] = ("websocket",),
         compress: bool = True,
+        thread_id: str = "",
     ) -> None:
         self.url = url.rstrip("/")
         self.user = user
@@ -115,6 +116,7 @@ class ChainlitSession:
         # defaults to true): every token frame is then compressed, a per-token cost a browser client causes.
         self.compress = compress
         self.session_id = str(uuid.uuid4())
+        self.thread_id = thread_id  # a stored thread to resume (as the browser at /thread/<id>), or "": a new one
         self.events: list[Event] = []
         self._changed = asyncio.Event()
         self._sio: socketio.AsyncClient | None = None
@@ -135,6 +137,9 @@ class ChainlitSession:
 
     async def connect(self, wait_welcome: bool = True) -> None:
         """Log in (unless cookies were given), open the socket, start the chat like the browser does.
+
+        A session given a `thread_id` resumes that thread: the app answers `resume_thread` (no welcome), so
+        connect it with `wait_welcome=False` and wait for that event (`wait_for_event`).
 
         With `wait_welcome`, return only once the app's `on_chat_start` has finished (Chainlit wraps it in
         `task_start` ... `task_end`; its welcome message has been sent by then): a question sent before
@@ -160,7 +165,7 @@ class ChainlitSession:
             auth={
                 "clientType": self.client_type,
                 "sessionId": self.session_id,
-                "threadId": "",
+                "threadId": self.thread_id,
                 "userEnv": json.dumps({}),
                 "chatProfile": "",
             },
@@ -172,6 +177,21 @@ class ChainlitSession:
         await sio.emit("fetch_favorites")
         if wait_welcome and not await self._wait_for(lambda: _task_done(self.events), self.connect_timeout):
             raise TimeoutError(f"on_chat_start did not finish within {self.connect_timeout:.0f} s")
+
+    async def wait_for_event(self, name: str, timeout: float = 60.0) -> Event | None:
+        """The first event called `name` received so far or within `timeout`; None if none came."""
+        def first() -> Event | None:
+            return next((e for e in self.events if e.name == name), None)
+
+        await self._wait_for(lambda: first() is not None, timeout)
+        return first()
+
+    def thread_started(self) -> str | None:
+        """The id of the thread this session writes to, once the app said so (`first_interaction`)."""
+        for event in self.events:
+            if event.name == "first_interaction" and isinstance(event.data, dict):
+                return str(event.data.get("thread_id") or "") or None
+        return None
 
     async def close(self) -> None:
         """Disconnect as a closed tab does (`clear_session` first, so the server drops the session)."""

@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import ADMIN_PASSWORD, USER_PASSWORD, AppServer, login, run_app, save_screenshot
+from tests.timing import assert_within
 
 pytestmark = pytest.mark.e2e
 
@@ -89,8 +90,7 @@ def test_panel_shows_engine_log_and_a_real_fault_as_text(app_server: AppServer, 
     made = time.monotonic()
     finding = page.locator(".diag-finding[data-kind=model_not_found]", has_text="does not exist")
     finding.first.wait_for(timeout=10_000)
-    elapsed = time.monotonic() - made
-    assert elapsed < 2.0 + 1.0, f"the finding took {elapsed:.1f} s to appear"  # 1 s of browser polling slack
+    assert_within(time.monotonic() - made, 2.0 + 1.0, "the finding appearing (2 s + 1 s of panel polling)")
     text = finding.first.inner_text()
     assert "does not exist" in text
     assert "--served-model-name" in text or "CHAT_SERVED_MODEL_NAME" in text, "the fix is missing"
@@ -130,7 +130,7 @@ def test_killed_engine_shows_as_connection_then_resolved(app_server: AppServer, 
     killed = time.monotonic()
     crash = page.locator(".diag-finding[data-kind=connection][data-resolved=no]")
     crash.first.wait_for(timeout=10_000)
-    assert time.monotonic() - killed < 3.0
+    assert_within(time.monotonic() - killed, 3.0, "the panel naming the crash (2 s + 1 s of panel polling)")
     assert "SIGKILL" in crash.first.inner_text()
     expect(page.locator("#diag-engine-state")).to_have_text("ready", timeout=300_000)
     page.wait_for_selector(".diag-finding[data-kind=connection][data-resolved=yes]", state="attached",

@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import ADMIN_PASSWORD, AppServer, ask, ask_long_and_wait_for_text, login, run_app
 from tests.e2e.test_diagnostics_panel import _engine, _engine_key
+from tests.timing import assert_within
 
 pytestmark = pytest.mark.e2e
 
@@ -26,7 +27,8 @@ def test_crash_mid_answer_keeps_the_partial_answer_and_retry_works(app_server: A
     killed = time.monotonic()
     interrupted = page.locator(ANSWERS, has_text="Interrupted")
     interrupted.first.wait_for(timeout=10_000)
-    assert time.monotonic() - killed < 2.5, "the user must hear about the crash within 2 s"
+    # the user hears about the crash within 2 s; the page needs up to half a second more to show it
+    assert_within(time.monotonic() - killed, 2.5, "showing the crash to the user (2 s + 0.5 s to render)")
     text = interrupted.first.inner_text()
     assert "cannot be reached" in text
     assert len(text.split("Interrupted")[0].strip()) > 40, "the partial answer must be kept"

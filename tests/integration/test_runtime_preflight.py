@@ -13,8 +13,11 @@ import pytest
 from chainlit_app.engine.status import EngineState
 from chainlit_app.runtime import Runtime
 from tests.conftest import MODELS_DIR, need_engine, settings_for_tests
+from tests.timing import assert_within
 
 pytestmark = pytest.mark.integration
+
+REFUSE_LIMIT_S = 60.0  # loading vLLM alone takes longer: a refusal in time was made before any launch
 
 
 async def test_broken_model_is_refused_before_spawning(tiny_ernie: Path, tmp_path: Path) -> None:
@@ -37,6 +40,6 @@ async def test_broken_model_is_refused_before_spawning(tiny_ernie: Path, tmp_pat
         assert "FooBarForCausalLM" in (runtime.status.error or "")
         kinds = {(f["kind"], f["evidence"][0]["source"]) for f in runtime.monitor.store.snapshot()}
         assert ("startup_failure", "preflight") in kinds
-        assert elapsed < 60, f"refusing took {elapsed:.0f} s"
+        assert_within(elapsed, REFUSE_LIMIT_S, "refusing the broken model")
     finally:
         await runtime.stop()
