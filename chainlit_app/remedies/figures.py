@@ -65,11 +65,15 @@ def kv_fit(text: str) -> KvFit | None:
 def gpu_free_fraction(text: str) -> tuple[float, float, float] | None:
     """(free GiB, total GiB, the largest gpu_memory_utilization that fits) from vLLM's or the doctor's line.
 
-    The figures are printed with two decimals (3.22 may be 3.215), so half a hundredth is taken off first."""
+    The free figure is rounded where it is printed (vLLM's 3.22 may be 3.215, the doctor's 4.9 may be 4.85), so
+    half a unit of its last digit is taken off before the fraction is rounded down to a hundredth."""
     match = _FREE_ON_DEVICE.search(text) or _DOCTOR_FREE.search(text)
     if not match:
         return None
-    free, total = float(match.group(1)), float(match.group(2))
+    printed = match.group(1)
+    free, total = float(printed), float(match.group(2))
     if total <= 0:
         return None
-    return free, total, math.floor((free - 0.005) / total * 100) / 100
+    decimals = len(printed.partition(".")[2])
+    lowest_free = free - 0.5 * 10**-decimals
+    return free, total, math.floor(lowest_free / total * 100) / 100

@@ -104,15 +104,16 @@ class OverridesStore:
     # -- writing ---------------------------------------------------------------------------------------------
     def add(self, proposal: Proposal) -> list[Override]:
         """Record a remedy's new values; returns the entries written."""
+        now = self._clock()
         for name, value in proposal.overrides.items():
-            Override.from_json(self._entry(name, value, proposal, previous=None))  # refuse what cannot load back
+            Override.from_json(self._entry(name, value, proposal, None, now))  # refuse what cannot load back
         with self._lock:
             current = {e.field: e for e in self._load()}
             written = []
             for name, value in proposal.overrides.items():
                 earlier = current.get(name)
                 previous = earlier.previous if earlier is not None else proposal.previous.get(name)
-                entry = Override(**self._entry(name, value, proposal, previous))
+                entry = Override(**self._entry(name, value, proposal, previous, now))
                 current[name] = entry
                 written.append(entry)
             self._save(list(current.values()))
@@ -127,10 +128,11 @@ class OverridesStore:
                 self._save([e for e in entries if e.remedy != remedy_id])
             return removed
 
-    def _entry(self, name: str, value: Any, proposal: Proposal, previous: Any) -> dict[str, Any]:
+    @staticmethod
+    def _entry(name: str, value: Any, proposal: Proposal, previous: Any, now: float) -> dict[str, Any]:
         finding = proposal.finding
         return {"field": name, "value": value, "remedy": proposal.remedy.id, "finding_kind": finding.kind,
-                "finding_line": finding.line, "finding_text": finding.text, "at": self._clock(),
+                "finding_line": finding.line, "finding_text": finding.text, "at": now,
                 "previous": previous}
 
     # -- the file --------------------------------------------------------------------------------------------

@@ -121,14 +121,21 @@ def port_is_taken(host: str, port: int) -> bool:
     return False
 
 
-# Ports of other parts of a deployment (NCCL/HCCL, ZMQ, torch's TCPStore) are not the server's --port.
-_NOT_THE_SERVER = re.compile(r"hccl|nccl|zmq|tcpstore|mooncake", re.IGNORECASE)
+# Ports of other parts of a deployment (HCCL/NCCL, ZMQ, torch's TCPStore, KV connectors, workers) are not the
+# server's --port: a new --port would not help.
+_NOT_THE_SERVER = re.compile(r"hccl|nccl|zmq|tcpstore|mooncake|server socket has failed to listen|DistNetworkError|"
+                             r"Failed to bind the IP port|\[rank\d+\]|Worker", re.IGNORECASE)
+_BIND_PORT = re.compile(r"bind on address \('[^']*', (\d+)\)")
 
 
 def other_port(finding: Finding, ctx: RemedyContext) -> Change | None:
-    """Only for a fixed port (CHAT_PORT) that is taken right now; port 0 already picks a free one per launch."""
+    """Only for a fixed port (CHAT_PORT) that is taken right now; port 0 already picks a free one per launch.
+    When the line names the port it could not bind, it must be ours."""
     port = ctx.spec.port
-    if not port or _NOT_THE_SERVER.search(finding.text) or not port_is_taken(ctx.spec.host, port):
+    named = _BIND_PORT.search(finding.text)
+    if not port or _NOT_THE_SERVER.search(finding.text) or (named and int(named.group(1)) != port):
+        return None
+    if not port_is_taken(ctx.spec.host, port):
         return None
     new = ctx.pick_port(ctx.spec.host)
     return Change({"port": new}, f"{ctx.spec.host}:{port} is taken; {new} is free now")
