@@ -50,6 +50,7 @@ def only(found: Finding, ctx: RemedyContext, remedy: str) -> dict[str, object]:
 
 # -- KV cache: the largest max_model_len vLLM says fits --------------------------------------------------------
 @pytest.mark.parametrize(("log", "asked", "fits"), [
+    ("dev/out_of_memory/recorded_cpu_kv_cache_65536_allow_long.log", 65536, 23168),
     ("dev/out_of_memory/bonito7_kv_cache_16816_lt_32768.log", 32768, 16816),
     ("dev/out_of_memory/gpustack1800_qwen25vl_kv_cache_2400_lt_8192.log", 8192, 2400),
     ("dev/out_of_memory/gh4650_deepseekv2_kv_cache_2368_lt_16000.log", 16000, 2368),
