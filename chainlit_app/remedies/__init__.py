@@ -7,8 +7,8 @@ handle (handles/spawned.py). No Chainlit here.
 """
 
 from .overrides import Override, OverridesStore
-from .table import BY_ID, REMEDIES, Proposal, Remedy, RemedyContext, remedies_for
+from .table import BY_ID, REMEDIES, Proposal, Remedy, RemedyContext, finding_from_entry, remedies_for
 from .verify import RemedyResult, verify_completion
 
 __all__ = ["BY_ID", "REMEDIES", "Override", "OverridesStore", "Proposal", "Remedy", "RemedyContext",
-           "RemedyResult", "remedies_for", "verify_completion"]
+           "RemedyResult", "finding_from_entry", "remedies_for", "verify_completion"]

@@ -203,6 +203,16 @@ REMEDIES: tuple[Remedy, ...] = (
 BY_ID = {r.id: r for r in REMEDIES}
 
 
+def finding_from_entry(entry: dict[str, Any]) -> Finding:
+    """A finding as the store keeps it (FindingsStore.snapshot(): kind, rule, source, evidence lines) back as the
+    Finding a remedy reads; the newest evidence line carries the freshest figures."""
+    evidence = entry.get("evidence") or [{}]
+    last = evidence[-1]
+    return Finding(kind=str(entry["kind"]), line=int(last.get("line") or 0), text=str(last.get("text") or ""),
+                   hint=str(entry.get("hint") or ""), source=str(last.get("source") or entry.get("source") or "log"),
+                   rule=str(entry.get("rule") or ""), basis=str(last.get("basis") or entry.get("basis") or "rule"))
+
+
 def remedies_for(finding: Finding, ctx: RemedyContext) -> list[Proposal]:
     """Every remedy that applies to this finding, in table order (the preferred one first)."""
     proposals = []

@@ -11,14 +11,14 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from chainlit_app.diagnostics import Finding, classify_file
+from chainlit_app.diagnostics import Finding, FindingsStore, classify_file
 from chainlit_app.doctor.check import PreflightConfig, config_from_settings
 from chainlit_app.doctor.checks_engine import check_dtype
 from chainlit_app.doctor.checks_resources import check_gpu_memory, check_kv_cache
 from chainlit_app.doctor.model_shape import Dims
 from chainlit_app.engine.command import LaunchSpec, build_argv
 from chainlit_app.models import ResolvedModel
-from chainlit_app.remedies import BY_ID, RemedyContext, remedies_for
+from chainlit_app.remedies import BY_ID, RemedyContext, finding_from_entry, remedies_for
 from chainlit_app.remedies.figures import kv_fit
 from chainlit_app.remedies.templates import CHATML, ERNIE45, LLAMA3, SHIPPED
 from chainlit_app.settings import Settings
@@ -269,3 +269,13 @@ def test_remedy_fields_reach_argv_and_the_doctor(tmp_path: Path) -> None:
     assert config.extra_args[:2] == ("--chat-template", str(CHATML.path)) and config.max_model_len == 99
     resolved = ResolvedModel("local", str(tmp_path), "m")
     assert LaunchSpec.from_settings(settings, resolved, {"dtype": "float32"}).dtype == "float32"
+
+
+def test_a_stored_finding_reads_back_for_its_remedy() -> None:
+    """The panel holds store entries, not Findings: the newest evidence line carries the figure."""
+    store = FindingsStore()
+    store.add(finding("dev/out_of_memory/bonito7_kv_cache_16816_lt_32768.log"))
+    (entry,) = store.snapshot()
+    back = finding_from_entry(entry)
+    assert (back.kind, back.rule, back.line) == ("out_of_memory", "kv_cache_too_small", 1)
+    assert only(back, RemedyContext(spec(max_model_len=32768)), "fit_max_model_len") == {"max_model_len": 16816}
