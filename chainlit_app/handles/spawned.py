@@ -36,6 +36,7 @@ class SpawnedEngine:
         self.settings = settings
         self.store = store
         self.overrides = OverridesStore.in_data_dir(settings.storage.data_dir)
+        self._remedy_lock = asyncio.Lock()  # one apply or undo at a time: each one restarts the engine
         self.resolved: ResolvedModel | None = None
         self.supervisor: Supervisor | None = None
         self._prepare_status = EngineStatus(state=EngineState.PREPARING, progress="resolving the model")
@@ -237,16 +238,21 @@ class SpawnedEngine:
         remedy (trust_remote_code) needs `confirmed`, which the caller may only set after showing its risk."""
         if not proposal.remedy.safe and not confirmed:
             raise PermissionError(f"remedy {proposal.remedy.id} needs an explicit confirmation: {proposal.remedy.risk}")
-        started = time.monotonic()
-        self.overrides.add(proposal)
-        return await self._relaunch_and_verify(proposal.remedy.id, "apply", started)
+        async with self._remedy_lock:
+            started = time.monotonic()
+            self.overrides.add(proposal)
+            result = await self._relaunch_and_verify(proposal.remedy.id, "apply", started)
+        if result.fixed:
+            self.store.resolve_kind(proposal.finding.kind, f"fixed by {proposal.remedy.id} (verified by a completion)")
+        return result
 
     async def undo_remedy(self, remedy_id: str) -> RemedyResult:
         """Remove the remedy's overrides (back to the previous values) and restart; verified like an apply."""
-        started = time.monotonic()
-        if not self.overrides.remove(remedy_id):
-            raise LookupError(f"no override of remedy {remedy_id} to undo")
-        return await self._relaunch_and_verify(remedy_id, "undo", started)
+        async with self._remedy_lock:
+            started = time.monotonic()
+            if not self.overrides.remove(remedy_id):
+                raise LookupError(f"no override of remedy {remedy_id} to undo")
+            return await self._relaunch_and_verify(remedy_id, "undo", started)
 
     async def _relaunch_and_verify(self, remedy_id: str, action: str, started: float) -> RemedyResult:
         if self.supervisor is None:
