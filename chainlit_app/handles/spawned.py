@@ -256,7 +256,7 @@ class SpawnedEngine:
 
     async def _relaunch_and_verify(self, remedy_id: str, action: str, started: float) -> RemedyResult:
         if self.supervisor is None:
-            await self._start()  # the preflight refused (or never ran): run it again, with the overrides
+            await self.start()  # the preflight refused (or never ran): again, with the overrides; errors -> status
         else:
             assert self.resolved is not None
             await self.supervisor.restart(self.launch_spec(self.resolved))
