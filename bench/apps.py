@@ -24,6 +24,7 @@ import psutil
 from chainlit_app.engine.command import LaunchSpec, redacted_argv
 from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig, free_port
 from chainlit_app.models import resolve_model
+from chainlit_app.remedies import OverridesStore
 from chainlit_app.settings import PROJECT_ROOT, Settings
 
 ADMIN_USER = "admin"
@@ -59,7 +60,9 @@ class BareVllm:
         self.log_file = data_dir / "bare-vllm.log"
         self.supervisor = Supervisor(SupervisorConfig(
             python=self.settings.engine.python,
-            spec=LaunchSpec.from_settings(self.settings, resolve_model(self.settings)),
+            # The app's launch including any remedy overrides in the data folder, as the app would start it.
+            spec=LaunchSpec.from_settings(self.settings, resolve_model(self.settings),
+                                          OverridesStore.in_data_dir(self.settings.storage.data_dir).launch_overrides()),
             log_file=self.log_file,
             max_restarts=0,
         ))

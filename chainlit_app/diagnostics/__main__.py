@@ -11,11 +11,17 @@ import json
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .findings import Report
 from .taxonomy import kind_info
 from .whole_log import classify_file
+
+if TYPE_CHECKING:  # the doctor and the remedies load settings and httpx: `classify` does not pay for them
+    from chainlit_app.doctor import Check, PreflightConfig
+    from chainlit_app.remedies import OverridesStore
+    from chainlit_app.remedies.doctor_fix import FixPlan
+    from chainlit_app.settings import Settings
 
 
 def _print_text(path: str, report: Report, out: TextIO) -> None:
@@ -72,11 +78,25 @@ def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     from chainlit_app.settings import Settings
 
     started = time.monotonic()
-    config = config_from_settings(Settings(), args.model)
+    settings = Settings()
+    from chainlit_app.remedies import OverridesStore
+
+    # The doctor checks the launch the app would make: the settings with the remedies' overrides.
+    store = OverridesStore.in_data_dir(settings.storage.data_dir)
+    overrides = store.launch_overrides()
+    if store.problem:
+        print(f"warning: {store.problem}", file=sys.stderr)
+    config = config_from_settings(settings, args.model, overrides)
     checks = run_preflight(config)
     blocking = is_blocking(checks)
+    plan = _plan(args, settings, config, checks, store) if args.fix or args.apply else None
     if args.json:
-        payload = {"model": config.model, "blocking": blocking, "checks": [c.to_json() for c in checks]}
+        payload: dict[str, object] = {"model": config.model, "blocking": blocking,
+                                      "checks": [c.to_json() for c in checks]}
+        if plan is not None:
+            payload["remedies"] = [{"check": c.name, "remedies": [p.to_json() for p in ps]} for c, ps in plan.proposals]
+            payload["applied"] = [p.remedy.id for p in plan.applied]
+            payload["held"] = [p.remedy.id for p in plan.held]
         print(json.dumps(payload, ensure_ascii=False), file=out)
         return 1 if blocking else 0
     where = config.model_dir or config.hub_id
@@ -92,7 +112,41 @@ def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     warns = sum(c.status == "warn" for c in checks)
     verdict = "BLOCKED: fix the failures above before starting" if blocking else "ready to start vLLM"
     print(f"== {verdict} ({fails} failed, {warns} warnings, {time.monotonic() - started:.1f} s)", file=out)
+    if plan is not None:
+        _print_plan(plan, args.apply, out)
     return 1 if blocking else 0
+
+
+def _plan(args: argparse.Namespace, settings: Settings, config: PreflightConfig, checks: list[Check],
+          store: OverridesStore) -> FixPlan:
+    """`--fix`: the remedies for the checks that did not pass; `--apply`: also write them as overrides."""
+    from chainlit_app.remedies.doctor_fix import apply_plan, plan_fixes
+
+    plan = plan_fixes(settings, config, checks, store)
+    return apply_plan(plan, store, set(args.confirm or ())) if args.apply else plan
+
+
+def _print_plan(plan: FixPlan, applied: bool, out: TextIO) -> None:
+    from chainlit_app.remedies.doctor_fix import describe
+
+    print("== remedies:", file=out)
+    for check, proposals in plan.proposals:
+        if not proposals:
+            print(f"   {check.name}: no automatic remedy (see the fix above)", file=out)
+        for proposal in proposals:
+            print(f"   {check.name}: {describe(proposal)}", file=out)
+            if proposal.remedy.risk:
+                print(f"      risk: {proposal.remedy.risk}", file=out)
+    if applied:
+        for proposal in plan.applied:
+            print(f"   applied {proposal.remedy.id}; undo: {proposal.remedy.undo}", file=out)
+        for proposal in plan.held:
+            print(f"   not applied {proposal.remedy.id}: {proposal.remedy.risk} Confirm with --confirm "
+                  f"{proposal.remedy.id}.", file=out)
+        if not plan.applied and not plan.held:
+            print("   nothing to apply", file=out)
+    elif any(ps for _, ps in plan.proposals):
+        print("   run again with --apply to write them as overrides (the next launch uses them)", file=out)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,6 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument(
         "--model", metavar="M", help="model folder, Hugging Face repo id or `demo` (default: CHAT_MODEL)"
     )
+    doctor.add_argument("--fix", action="store_true", help="print the remedies for what the doctor finds")
+    doctor.add_argument("--apply", action="store_true",
+                        help="write the safe remedies as overrides in the data folder (implies --fix)")
+    doctor.add_argument("--confirm", action="append", metavar="REMEDY",
+                        help="also apply this unsafe remedy with --apply, after reading its risk (repeatable)")
     doctor.set_defaults(handler=_cmd_doctor)
     # ------------------------------------------------------------------------------------------
     return parser

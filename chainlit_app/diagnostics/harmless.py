@@ -22,6 +22,8 @@ HARMLESS: tuple[re.Pattern[str], ...] = (
     re.compile(r"leaked (?:semaphore|shared_memory) objects", re.I),
     re.compile(r"Compiling model again due to a load failure", re.I),
     re.compile(r"Waiting for connections to close", re.I),
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 turns the refusal of a long max_model_len into this warning: vLLM goes on.
+    re.compile(r"VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution", re.I),
 )
 # A WARNING that mentions memory is a tuning note ("Possibly too large swap space", "pin_memory=False as
 # WSL is detected", "KV cache memory ...") unless it names an actual memory failure.

@@ -130,6 +130,16 @@ class FindingsStore:
                 changed += 1
         return changed
 
+    def resolve_kind(self, kind: str, reason: str) -> int:
+        """Mark the open entries of one kind resolved (a remedy for that kind was verified to work)."""
+        now = self._clock()
+        changed = 0
+        for entry in self._entries.values():
+            if entry.kind == kind and not entry.resolved:
+                entry.resolved, entry.resolved_at, entry.resolved_reason = True, now, reason
+                changed += 1
+        return changed
+
     def clear(self) -> None:
         self._entries.clear()
 

@@ -94,12 +94,19 @@ def config_from_settings(settings: Settings, model: str | None = None,
         device=settings.engine.device,
         kv_cache_gib=launch.kv_cache_gib,
         gpu_memory_utilization=launch.gpu_memory_utilization,
-        extra_args=launch.extra_args,
+        extra_args=remedy_flags(launch) + launch.extra_args,
         data_dir=settings.storage.data_dir,
         hub_probe_timeout=settings.model.hub_probe_timeout,
         gpu_present=gpu_present,
         cpu_bf16=cpu_supports_bf16(),
     )
+
+
+def remedy_flags(launch: LaunchSpec) -> tuple[str, ...]:
+    """The flags a remedy's override adds (build_argv passes them), so the checks that look for a flag in the
+    extra args see them too."""
+    flags: tuple[str, ...] = ("--chat-template", launch.chat_template) if launch.chat_template else ()
+    return flags + (("--trust-remote-code",) if launch.trust_remote_code else ())
 
 
 @dataclass

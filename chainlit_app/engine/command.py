@@ -33,6 +33,9 @@ class LaunchSpec:
     gpu_memory_utilization: float = 0.9
     single_process: bool = True
     extra_args: tuple[str, ...] = ()
+    # Set by remedies (chainlit_app/remedies): a template file shipped with the app, and the one unsafe flag.
+    chat_template: str = ""
+    trust_remote_code: bool = False
     cache_dir: Path | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
     env_pass: tuple[str, ...] = ()  # more variable names the server may see (CHAT_ENGINE_ENV)
@@ -117,6 +120,10 @@ def build_argv(python: Path | str, spec: LaunchSpec) -> list[str]:
         argv.append("--enforce-eager")
     if spec.on_gpu:
         argv += ["--gpu-memory-utilization", str(spec.gpu_memory_utilization)]
+    if spec.chat_template:
+        argv += ["--chat-template", spec.chat_template]
+    if spec.trust_remote_code:
+        argv.append("--trust-remote-code")
     argv += list(spec.extra_args)
     return argv
 

@@ -112,3 +112,13 @@ class EngineClient:
         if response.status_code != 200:
             return None
         return parse_metrics(response.text)
+
+    async def chat_one_token(self, model: str, prompt: str = "Say OK.") -> str:
+        """One chat completion of one token: the cheapest proof that the server answers a chat (a /health of
+        200 says only that the HTTP server runs). Raises httpx.HTTPError (status errors included)."""
+        response = await self._client.post("/v1/chat/completions", json={
+            "model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 1, "temperature": 0,
+        })
+        response.raise_for_status()
+        choice = response.json()["choices"][0]
+        return str(choice["message"].get("content") or "")

@@ -140,9 +140,14 @@ class Supervisor:
         self._close_log()
         self._set(state=EngineState.STOPPED, pid=None)
 
-    async def restart(self) -> None:
-        """Stop the server and launch it again, with a fresh port and key (an admin's restart)."""
+    async def restart(self, spec: LaunchSpec | None = None) -> None:
+        """Stop the server and launch it again, with a fresh port and key (an admin's restart); with `spec`,
+        the next launches use it (a remedy's corrected settings; its port, if any, is kept fixed)."""
         await self.stop()
+        if spec is not None:
+            self.spec = self.config.spec = spec
+            self.config.fixed_port = bool(spec.port)
+            self.status = replace(self.status, model=spec.model, served_model_name=spec.served_model_name)
         await self.start()
 
     # -- internals --------------------------------------------------------------------------------

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import replace
 from pathlib import Path
 
-from chainlit_app.diagnostics import FindingsStore
+import psutil
+
+from chainlit_app.diagnostics import Finding, FindingsStore, classify_file
 from chainlit_app.doctor import Check, config_from_settings, is_blocking, run_preflight
 from chainlit_app.engine.command import LaunchSpec
 from chainlit_app.engine.facts import facts_are_cached
@@ -18,6 +21,7 @@ from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig
 from chainlit_app.handles.base import StatusListener, wait_until_ready
 from chainlit_app.models import ResolvedModel, resolve_model, resolve_model_at_once
 from chainlit_app.monitor import Endpoint
+from chainlit_app.remedies import OverridesStore, Proposal, RemedyContext, RemedyResult, remedies_for, verify_completion
 from chainlit_app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -32,6 +36,8 @@ class SpawnedEngine:
     def __init__(self, settings: Settings, store: FindingsStore):
         self.settings = settings
         self.store = store
+        self.overrides = OverridesStore.in_data_dir(settings.storage.data_dir)
+        self._remedy_lock = asyncio.Lock()  # one apply or undo at a time: each one restarts the engine
         self.resolved: ResolvedModel | None = None
         self.supervisor: Supervisor | None = None
         self._prepare_status = EngineStatus(state=EngineState.PREPARING, progress="resolving the model")
@@ -108,7 +114,8 @@ class SpawnedEngine:
             return False
         checks: list[Check] = []
         if self.settings.engine.preflight:
-            config = config_from_settings(self.settings, model=resolved.model)
+            config = config_from_settings(self.settings, model=resolved.model,
+                                          overrides=self.overrides.launch_overrides())
             if not facts_are_cached(config.engine_python, config.facts_cache):
                 return False
             checks = run_preflight(config)
@@ -151,24 +158,31 @@ class SpawnedEngine:
 
     def _make_supervisor(self, resolved: ResolvedModel, gpu_present: bool | None = None) -> Supervisor:
         settings = self.settings
+        spec = self.launch_spec(resolved, gpu_present)
         return Supervisor(
             SupervisorConfig(
                 python=settings.engine.python,
-                spec=LaunchSpec.from_settings(settings, resolved, gpu_present=gpu_present),
+                spec=spec,
                 log_file=settings.logging.engine_log,
                 log_keep=settings.logging.log_keep,
                 stop_grace=settings.engine.stop_grace,
                 max_restarts=settings.engine.max_restarts,
                 startup_timeout=settings.engine.startup_timeout,
-                fixed_port=settings.engine.port != 0,
+                fixed_port=spec.port != 0,
             )
         )
+
+    def launch_spec(self, resolved: ResolvedModel, gpu_present: bool | None = None) -> LaunchSpec:
+        """The settings with the remedies' overrides (chainlit_app/remedies/overrides.py) applied."""
+        return LaunchSpec.from_settings(self.settings, resolved, self.overrides.launch_overrides(),
+                                        gpu_present=gpu_present)
 
     async def _preflight_allows(self, model: str) -> bool:
         """Run the doctor before spawning: a blocking finding stops here, in seconds, with its fix."""
         self._prepare_status = replace(self._prepare_status, progress="checking the deployment (doctor)")
         checks: list[Check] = await asyncio.to_thread(
-            lambda: run_preflight(config_from_settings(self.settings, model=model))
+            lambda: run_preflight(config_from_settings(self.settings, model=model,
+                                                       overrides=self.overrides.launch_overrides()))
         )
         self._record_checks(checks)
         if not is_blocking(checks):
@@ -199,3 +213,70 @@ class SpawnedEngine:
     async def stop(self) -> None:
         if self.supervisor is not None:
             await self.supervisor.stop()
+
+    # -- remedies (issue 13) ------------------------------------------------------------------------------
+    def remedy_context(self) -> RemedyContext | None:
+        """The launch a remedy would change (the running one, else the one the settings make); None before
+        the model is resolved."""
+        if self.supervisor is not None:
+            spec = self.supervisor.spec
+        elif self.resolved is not None:
+            spec = self.launch_spec(self.resolved)
+        else:
+            return None
+        folder = Path(spec.model)
+        return RemedyContext(spec, folder if folder.is_dir() else None, psutil.virtual_memory().available)
+
+    def proposals(self, finding: Finding) -> list[Proposal]:
+        ctx = self.remedy_context()
+        return remedies_for(finding, ctx) if ctx is not None else []
+
+    def last_launch_finding(self) -> Finding | None:
+        """The root cause in the current log file, by the classifier the CLI uses."""
+        log_file = self.log_file or self.settings.logging.engine_log
+        return classify_file(str(log_file)).root if log_file.exists() else None
+
+    async def apply_remedy(self, proposal: Proposal, confirmed: bool = False) -> RemedyResult:
+        """Write the override, restart vLLM with it, and verify with a one-token chat completion. An unsafe
+        remedy (trust_remote_code) needs `confirmed`, which the caller may only set after showing its risk."""
+        if not proposal.remedy.safe and not confirmed:
+            raise PermissionError(f"remedy {proposal.remedy.id} needs an explicit confirmation: {proposal.remedy.risk}")
+        async with self._remedy_lock:
+            started = time.monotonic()
+            self.overrides.add(proposal)
+            result = await self._relaunch_and_verify(proposal.remedy.id, "apply", started)
+        if result.fixed:
+            self.store.resolve_kind(proposal.finding.kind, f"fixed by {proposal.remedy.id} (verified by a completion)")
+        return result
+
+    async def undo_remedy(self, remedy_id: str) -> RemedyResult:
+        """Remove the remedy's overrides (back to the previous values) and restart; verified like an apply."""
+        async with self._remedy_lock:
+            started = time.monotonic()
+            if not self.overrides.remove(remedy_id):
+                raise LookupError(f"no override of remedy {remedy_id} to undo")
+            return await self._relaunch_and_verify(remedy_id, "undo", started)
+
+    async def _relaunch_and_verify(self, remedy_id: str, action: str, started: float) -> RemedyResult:
+        if self.supervisor is None:
+            await self.start()  # the preflight refused (or never ran): again, with the overrides; errors -> status
+        else:
+            assert self.resolved is not None
+            await self.supervisor.restart(self.launch_spec(self.resolved))
+        result = RemedyResult(remedy_id, action, False, overrides=self.overrides.launch_overrides())
+        if self.supervisor is None or not self.supervisor.is_ready():
+            result.evidence = [self.status.error or f"vLLM is {self.status.state.value}"]
+            root = await asyncio.to_thread(self.last_launch_finding) if self.supervisor is not None else None
+            if root is not None:
+                result.evidence.append(f"{root.kind} (line {root.line}): {root.text}")
+        else:
+            ok, said = await verify_completion(self.base_url, self.api_key, self.supervisor.spec.served_model_name)
+            result.fixed = ok
+            if ok:
+                result.answer = said
+            else:
+                result.evidence = [said]
+        result.seconds = time.monotonic() - started
+        log.info("remedy %s %s: %s after %.1f s", remedy_id, action, "verified" if result.fixed else "not fixed",
+                 result.seconds)
+        return result

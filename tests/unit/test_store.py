@@ -148,3 +148,14 @@ def test_log_ring_shows_new_text_when_a_rotated_log_reuses_line_numbers() -> Non
     assert [r["text"] for r in ring.tail()] == ["ERROR new file line one", "INFO new file line two"]
     ring.append(1, "WARNING same number, other text")  # no clear(): the cache must not return old text
     assert ring.tail(1)[0]["text"] == "WARNING same number, other text"
+
+
+def test_resolve_kind_leaves_other_kinds_open() -> None:
+    """A verified remedy closes the findings of its kind only."""
+    store = FindingsStore(clock=lambda: 5.0)
+    store.add(Finding(kind="out_of_memory", line=3, text="ValueError: KV cache", hint=""))
+    store.add(Finding(kind="port_in_use", line=9, text="OSError: [Errno 98] Address already in use", hint=""))
+    assert store.resolve_kind("out_of_memory", "fixed by fit_max_model_len") == 1
+    state = {e["kind"]: (e["resolved"], e["resolved_reason"]) for e in store.snapshot()}
+    assert state == {"out_of_memory": (True, "fixed by fit_max_model_len"), "port_in_use": (False, "")}
+    assert store.resolve_kind("out_of_memory", "again") == 0

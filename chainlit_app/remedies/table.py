@@ -1,0 +1,227 @@
+"""Remedies as data: for a finding of a kind whose evidence allows a mechanical fix, which launch settings to
+change, why, and how to undo it.
+
+A remedy is keyed by finding kind; its `compute` is the predicate on the evidence (and on the launch it would
+change) and returns the new values (LaunchSpec field names, see engine/command.py) with the figure they come
+from, or None when the finding does not carry what the remedy needs. `safe` remedies may one day be applied
+without a click (issue 13's automatic mode); an unsafe one needs a confirmation that states `risk`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chainlit_app.diagnostics.findings import Finding
+from chainlit_app.doctor.model_folder import ModelFolder
+from chainlit_app.engine.command import LaunchSpec, effective_dtype
+from chainlit_app.engine.supervisor import free_port
+
+from .figures import gpu_free_fraction, kv_fit
+from .templates import pick_template
+
+GIB = 1024**3
+HALF = {"bfloat16", "bf16", "float16", "fp16", "half"}
+
+
+@dataclass(frozen=True)
+class RemedyContext:
+    """What a remedy looks at besides the finding: the launch it would change and this machine."""
+
+    spec: LaunchSpec
+    model_dir: Path | None = None
+    available_ram: int | None = None  # bytes; None: unknown (the remedies that need it do not apply)
+    pick_port: Callable[[str], int] = free_port
+
+
+@dataclass(frozen=True)
+class Change:
+    overrides: dict[str, Any]
+    reason: str  # the figure the values come from, in one sentence
+
+
+Compute = Callable[[Finding, RemedyContext], Change | None]
+
+
+@dataclass(frozen=True)
+class Remedy:
+    id: str
+    kind: str
+    changes: str  # what it changes, as people know it (the vLLM flag or variable)
+    why: str
+    undo: str
+    safe: bool
+    compute: Compute
+    risk: str = ""  # unsafe remedies: what the confirmation must say
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A remedy computed for one finding: the new values, the launch's values they replace, and why."""
+
+    remedy: Remedy
+    finding: Finding
+    overrides: dict[str, Any]
+    previous: dict[str, Any]
+    reason: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.remedy
+        return {"id": r.id, "kind": r.kind, "changes": r.changes, "why": r.why, "undo": r.undo, "safe": r.safe,
+                "risk": r.risk, "overrides": self.overrides, "previous": self.previous, "reason": self.reason,
+                "finding": {"kind": self.finding.kind, "line": self.finding.line, "text": self.finding.text}}
+
+
+# -- the computations ------------------------------------------------------------------------------------------
+def fit_max_model_len(finding: Finding, ctx: RemedyContext) -> Change | None:
+    fit = kv_fit(finding.text)
+    if fit is None or fit.fits <= 0 or fit.fits >= ctx.spec.max_model_len:
+        return None
+    return Change({"max_model_len": fit.fits},
+                  f"{fit.how}: {fit.fits} tokens fit, {fit.asked or ctx.spec.max_model_len} were asked for")
+
+
+def more_kv_cache(finding: Finding, ctx: RemedyContext) -> Change | None:
+    """CPU only (VLLM_CPU_KVCACHE_SPACE), and only when RAM has the extra GiB plus one to spare."""
+    fit = kv_fit(finding.text)
+    if ctx.spec.on_gpu or fit is None or fit.needed_gib is None or ctx.available_ram is None:
+        return None
+    gib = math.ceil(fit.needed_gib)
+    extra = gib - ctx.spec.kv_cache_gib
+    if extra <= 0 or (extra + 1) * GIB > ctx.available_ram:
+        return None
+    return Change({"kv_cache_gib": gib}, f"{fit.needed_gib:g} GiB KV cache needed; {extra} GiB more of "
+                                         f"{ctx.available_ram / GIB:.1f} GiB available RAM")
+
+
+def lower_gpu_utilization(finding: Finding, ctx: RemedyContext) -> Change | None:
+    figures = gpu_free_fraction(finding.text)
+    if figures is None:
+        return None
+    free, total, fraction = figures
+    if fraction < 0.05 or fraction >= ctx.spec.gpu_memory_utilization:
+        return None
+    return Change({"gpu_memory_utilization": fraction}, f"{free:g} of {total:g} GiB free on the GPU")
+
+
+def port_is_taken(host: str, port: int) -> bool:
+    """Bind as uvicorn does (SO_REUSEADDR): only a listening socket makes the server exit."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+# Ports of other parts of a deployment (HCCL/NCCL, ZMQ, torch's TCPStore, KV connectors, workers) are not the
+# server's --port: a new --port would not help.
+_NOT_THE_SERVER = re.compile(r"hccl|nccl|zmq|tcpstore|mooncake|server socket has failed to listen|DistNetworkError|"
+                             r"Failed to bind the IP port|\[rank\d+\]|Worker", re.IGNORECASE)
+_BIND_PORT = re.compile(r"bind on address \('[^']*', (\d+)\)")
+
+
+def other_port(finding: Finding, ctx: RemedyContext) -> Change | None:
+    """Only for a fixed port (CHAT_PORT) that is taken right now; port 0 already picks a free one per launch.
+    When the line names the port it could not bind, it must be ours."""
+    port = ctx.spec.port
+    named = _BIND_PORT.search(finding.text)
+    if not port or _NOT_THE_SERVER.search(finding.text) or (named and int(named.group(1)) != port):
+        return None
+    if not port_is_taken(ctx.spec.host, port):
+        return None
+    new = ctx.pick_port(ctx.spec.host)
+    return Change({"port": new}, f"{ctx.spec.host}:{port} is taken; {new} is free now")
+
+
+_NO_TEMPLATE = re.compile(r"no chat template|default chat template is no longer allowed|chat_template is not set|"
+                          r"ChatTemplateResolutionError|POST /v1/chat/completions HTTP/1\.1\" 400", re.IGNORECASE)
+
+
+def shipped_template(finding: Finding, ctx: RemedyContext) -> Change | None:
+    """Only when the template is missing (not broken) and the folder really has none."""
+    if ctx.model_dir is None or ctx.spec.chat_template or not _NO_TEMPLATE.search(finding.text):
+        return None
+    if ModelFolder(ctx.model_dir).chat_template[0] is not None:
+        return None
+    template, why = pick_template(ctx.model_dir)
+    if template is None:
+        return None
+    return Change({"chat_template": str(template.path)}, f"{template.name} template: {why}")
+
+
+def float32_on_cpu(finding: Finding, ctx: RemedyContext) -> Change | None:
+    served = effective_dtype(ctx.spec.dtype, ctx.spec.on_gpu).lower()
+    if ctx.spec.on_gpu or served not in HALF:
+        return None
+    return Change({"dtype": "float32"}, f"--dtype {served} on a CPU gave garbled output")
+
+
+_REMOTE_CODE = re.compile(r"trust.remote.code|auto_map", re.IGNORECASE)
+
+
+def trust_remote_code(finding: Finding, ctx: RemedyContext) -> Change | None:
+    if ctx.spec.trust_remote_code or not (finding.rule in {"trust_remote_code_needed", "preflight_architecture"}
+                                          and _REMOTE_CODE.search(finding.text)):
+        return None
+    return Change({"trust_remote_code": True}, "the model's config names custom code (auto_map)")
+
+
+REMEDIES: tuple[Remedy, ...] = (
+    Remedy("fit_max_model_len", "out_of_memory", "--max-model-len",
+           "The KV cache cannot hold one sequence of the configured length; the largest length that fits starts.",
+           "Remove the override: --max-model-len returns to CHAT_MAX_MODEL_LEN.", True, fit_max_model_len),
+    Remedy("more_kv_cache", "out_of_memory", "VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB)",
+           "The KV cache is too small for the configured length and this machine has the RAM for a larger one.",
+           "Remove the override: the KV cache returns to CHAT_KV_CACHE_GIB.", False, more_kv_cache,
+           risk="The server takes that much more RAM, which other programs on this machine then lack."),
+    Remedy("lower_gpu_memory_utilization", "out_of_memory", "--gpu-memory-utilization",
+           "Less GPU memory is free than vLLM is asked to take; asking for what is free lets it start.",
+           "Remove the override: the fraction returns to CHAT_GPU_MEMORY_UTILIZATION.", True, lower_gpu_utilization),
+    Remedy("free_port", "port_in_use", "--port",
+           "Another process listens on the configured port; vLLM starts on one that is free.",
+           "Remove the override: the port returns to CHAT_PORT.", True, other_port),
+    Remedy("shipped_chat_template", "chat_template", "--chat-template",
+           "The model has no chat template, so vLLM refuses every chat; the family's template lets it answer.",
+           "Remove the override: no --chat-template is passed.", True, shipped_template),
+    Remedy("float32_on_cpu", "decode_error", "--dtype",
+           "Half precision on a CPU computes wrong tokens; float32 is slower but right.",
+           "Remove the override: --dtype returns to CHAT_DTYPE.", True, float32_on_cpu),
+    Remedy("trust_remote_code", "startup_failure", "--trust-remote-code",
+           "The model's architecture is custom Python code in its folder, which vLLM runs only when trusted.",
+           "Remove the override: --trust-remote-code is no longer passed.", False, trust_remote_code,
+           risk="vLLM will run Python code from the model's folder with the app's rights; "
+                "only confirm for a model from a source you trust."),
+)
+BY_ID = {r.id: r for r in REMEDIES}
+
+
+def finding_from_entry(entry: dict[str, Any]) -> Finding:
+    """A finding as the store keeps it (FindingsStore.snapshot(): kind, rule, source, evidence lines) back as the
+    Finding a remedy reads; the newest evidence line carries the freshest figures."""
+    evidence = entry.get("evidence") or [{}]
+    last = evidence[-1]
+    return Finding(kind=str(entry["kind"]), line=int(last.get("line") or 0), text=str(last.get("text") or ""),
+                   hint=str(entry.get("hint") or ""), source=str(last.get("source") or entry.get("source") or "log"),
+                   rule=str(entry.get("rule") or ""), basis=str(last.get("basis") or entry.get("basis") or "rule"))
+
+
+def remedies_for(finding: Finding, ctx: RemedyContext) -> list[Proposal]:
+    """Every remedy that applies to this finding, in table order (the preferred one first)."""
+    proposals = []
+    for remedy in REMEDIES:
+        if remedy.kind != finding.kind:
+            continue
+        change = remedy.compute(finding, ctx)
+        if change is None:
+            continue
+        previous = {name: getattr(ctx.spec, name) for name in change.overrides}
+        proposals.append(Proposal(remedy, finding, change.overrides, previous, change.reason))
+    return proposals
