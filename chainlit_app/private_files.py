@@ -12,8 +12,10 @@ import logging
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from chainlit_app.settings import Settings
+if TYPE_CHECKING:  # settings imports users -> secrets_store -> this module
+    from chainlit_app.settings import Settings
 
 log = logging.getLogger(__name__)
 
