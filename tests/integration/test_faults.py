@@ -22,6 +22,7 @@ from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.supervisor import Supervisor
 from chainlit_app.monitor import Endpoint, Monitor
 from tests.conftest import build_tiny_ernie, make_supervisor, need_engine
+from tests.findings_wait import finding_of
 
 pytestmark = pytest.mark.integration
 
@@ -34,17 +35,6 @@ def watch(supervisor: Supervisor) -> Monitor:
     return monitor
 
 
-async def finding_of(monitor: Monitor, kind: str, timeout: float = 10.0) -> dict[str, Any]:
-    """The first open finding of `kind`, waiting for the tail to catch up."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        for entry in monitor.store.snapshot():
-            if entry["kind"] == kind and not entry["resolved"]:
-                return entry
-        await asyncio.sleep(0.1)
-    kinds = [(e["kind"], e["evidence"][0]["text"][:120]) for e in monitor.store.snapshot()]
-    raise AssertionError(f"no {kind} finding; found {kinds}")
 
 
 async def failed_start(model: Path | str, tmp_path: Path, **spec: Any) -> Monitor:

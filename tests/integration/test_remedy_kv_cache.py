@@ -6,10 +6,8 @@ and the finding is marked fixed. One failed start and one good start."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import openai
 import pytest
@@ -19,21 +17,12 @@ from chainlit_app.handles.spawned import SpawnedEngine
 from chainlit_app.monitor import Monitor
 from chainlit_app.remedies import finding_from_entry
 from tests.conftest import settings_for_tests
+from tests.findings_wait import finding_of
 
 pytestmark = pytest.mark.integration
 TOO_LONG = 65536  # x 45 KiB per token (demo model, float32) > the 1 GiB CPU KV cache
 
 
-async def open_entry(monitor: Monitor, kind: str, timeout: float = 15.0) -> dict[str, Any]:
-    """The open finding of `kind` once the tail has read it."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        for entry in monitor.store.snapshot():
-            if entry["kind"] == kind and not entry["resolved"]:
-                return entry
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"no open {kind}: {[(e['kind'], e['rule']) for e in monitor.store.snapshot()]}")
 
 
 async def test_fit_max_model_len_fixes_a_start_the_kv_cache_refused(
@@ -51,7 +40,7 @@ async def test_fit_max_model_len_fixes_a_start_the_kv_cache_refused(
         await engine.start()
         assert engine.status.state == EngineState.FAILED, engine.status
 
-        entry = await open_entry(monitor, "out_of_memory")  # named live, from the engine's log file
+        entry = await finding_of(monitor, "out_of_memory", timeout=15.0)  # named live, from the engine's log file
         assert entry["rule"] == "kv_cache_too_small" and entry["source"] == "log"
         finding = finding_from_entry(entry)
         proposals = engine.proposals(finding)
