@@ -12,6 +12,7 @@ import httpx
 from chainlit_app.diagnostics import Finding
 from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.http import EngineClient
+from chainlit_app.i18n import Msg
 
 LOOPBACK = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 
@@ -94,8 +95,7 @@ async def check_server(base_url: str, api_key: str | None, wanted: str | None, t
     elif result.models:
         result.chosen = result.models[0]
         if len(result.models) > 1:
-            result.notice = (f"The server serves {', '.join(result.models)}; using {result.chosen}. "
-                             "Set CHAT_SERVED_MODEL_NAME to choose another.")
+            result.notice = Msg("notice.attach_many", models=", ".join(result.models), chosen=result.chosen)
     else:
         result.findings.append(_finding(Kind.MODEL_NOT_FOUND, f"{base_url}/v1/models lists no model",
                                         "The server serves no model yet; check its start-up log."))

@@ -27,7 +27,7 @@ def _finding(kind: Kind, text: str, hint: str = "", rule: str = "", basis: str =
         kind=kind.value,
         line=0,
         text=evidence_text(text, ()),
-        hint=hint or KINDS[kind].fix[0],
+        hint=hint or KINDS[kind].fix_msgs[0],
         source="chat",
         rule=rule or f"chat_{kind.value}",
         basis=basis,

@@ -343,7 +343,7 @@ class LineClassifier(PrintedOutput):
             kind=kind.value,
             line=lineno,
             text=evidence_text(text, secrets_of(self._secrets)),
-            hint=hint or KINDS[kind].fix[0],
+            hint=hint or KINDS[kind].fix_msgs[0],
             rule=rule,
             role=role,
             basis=basis,

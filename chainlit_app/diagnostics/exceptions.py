@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chainlit_app.i18n import Msg
+
 from .phases import Phase
 from .taxonomy import Kind
 
@@ -42,43 +44,42 @@ def _e(names: str, kind: Kind, hint: str, message: str = "", *, wrapper: bool = 
 EXCEPTIONS: tuple[ExceptionEntry, ...] = (
     # memory
     _e("OutOfMemoryError CudaOutOfMemoryError", Kind.OUT_OF_MEMORY,
-       "The GPU ran out of memory: lower --gpu-memory-utilization's other users, --max-model-len or --max-num-seqs, "
-       "or use a smaller model."),
-    _e("MemoryError", Kind.OUT_OF_MEMORY, "The process ran out of RAM: free memory or lower the KV cache size."),
+       Msg("exception.OutOfMemoryError")),
+    _e("MemoryError", Kind.OUT_OF_MEMORY, Msg("exception.MemoryError")),
     # sockets: the errno says which
-    _e("OSError", Kind.PORT_IN_USE, "The port is taken: stop the other server or choose another --port.",
+    _e("OSError", Kind.PORT_IN_USE, Msg("exception.OSError"),
        r"\[Errno (?:98|48|10048)\]|address already in use"),
     # clients of the server: openai, httpx, requests, aiohttp (timeouts before connections: subclasses)
     _e("APITimeoutError ReadTimeout WriteTimeout PoolTimeout ReadTimeoutError TimeoutException "
        "ServerTimeoutError TimeoutError RayChannelTimeoutError GetTimeoutError", Kind.SLOW_OR_STALLED,
-       "No answer within the client timeout: the server is overloaded or stuck; check /metrics."),
+       Msg("exception.APITimeoutError")),
     _e("APIConnectionError ConnectError ConnectTimeout ConnectionRefusedError ClientConnectorError "
        "ServerDisconnectedError RemoteProtocolError NewConnectionError MaxRetryError ConnectionError "
        "ProtocolError ChunkedEncodingError IncompleteRead", Kind.CONNECTION,
-       "The client could not reach the server or lost the connection: check that it runs and the URL."),
+       Msg("exception.APIConnectionError")),
     _e("AuthenticationError PermissionDeniedError", Kind.AUTH,
-       "The server refused the API key: the client's key must equal vLLM's --api-key."),
+       Msg("exception.AuthenticationError")),
     _e("NotFoundError", Kind.MODEL_NOT_FOUND,
-       "The server does not serve that model or route: use a name from /v1/models and a URL ending in /v1."),
-    _e("InternalServerError", Kind.ENGINE_ERROR, "The server failed while answering: read its log at that time."),
+       Msg("exception.NotFoundError")),
+    _e("InternalServerError", Kind.ENGINE_ERROR, Msg("exception.InternalServerError")),
     # model source and files
     _e("HFValidationError RepositoryNotFoundError GatedRepoError RevisionNotFoundError EntryNotFoundError "
        "LocalEntryNotFoundError OfflineModeIsEnabled", Kind.STARTUP_FAILURE,
-       "The model could not be found or downloaded: check CHAT_MODEL (a local folder or a hub id) and access."),
+       Msg("exception.HFValidationError")),
     _e("SafetensorError HeaderTooLarge UnpicklingError", Kind.STARTUP_FAILURE,
-       "The weight files are damaged or incomplete: download the model again."),
+       Msg("exception.SafetensorError")),
     # text
     _e("UnicodeDecodeError UnicodeEncodeError UnicodeError", Kind.DECODE_ERROR,
-       "Bytes could not be decoded as text: check the tokenizer files and the client's encoding."),
+       Msg("exception.UnicodeDecodeError")),
     _e("TemplateError TemplateSyntaxError UndefinedError TemplateNotFound TemplateRuntimeError "
        "SecurityError", Kind.CHAT_TEMPLATE,
-       "The chat template failed to render: fix it or pass a working one with --chat-template."),
+       Msg("exception.TemplateError")),
     # builds that do not fit together
     _e("ImportError ModuleNotFoundError", Kind.VERSION_MISMATCH,
-       "A module is missing or was built for another version: reinstall vLLM with matching torch and CUDA."),
+       Msg("exception.ImportError")),
     # wrappers: the cause was printed before
     _e("EngineDeadError AsyncEngineDeadError EngineGenerateError", Kind.ENGINE_ERROR,
-       "The engine died; the cause is in the lines before this one.", wrapper=True),
+       Msg("exception.EngineDeadError"), wrapper=True),
 )
 
 
@@ -97,19 +98,18 @@ RAISED_IN: tuple[RaisedInEntry, ...] = (
     # First: the tokenizer's own code renders templates, so a failure under apply_chat_template is the
     # template's, wherever it was raised.
     RaisedInEntry(("chat_utils", "chat_template"), Kind.CHAT_TEMPLATE,
-                  "Raised while applying the chat template: fix it or pass --chat-template.", anywhere=True),
+                  Msg("raised_in.chat_utils"), anywhere=True),
     RaisedInEntry(("detokeniz", "tokenizer", "tokenization_"), Kind.DECODE_ERROR,
-                  "Raised while turning tokens into text: the tokenizer does not fit the model or is damaged.",
+                  Msg("raised_in.detokeniz"),
                   _SERVING),
     RaisedInEntry(("tokenizer", "tokenization_"), Kind.STARTUP_FAILURE,
-                  "The tokenizer could not be loaded: check the tokenizer files in the model folder.", _STARTING),
+                  Msg("raised_in.tokenizer"), _STARTING),
     RaisedInEntry(("model_loader", "weight_utils", "model_executor/models/", "modeling_", "configuration_",
                    "config.py", "configs/", "arg_utils", "transformers_utils"), Kind.STARTUP_FAILURE,
-                  "Raised while reading the model's configuration or weights: check the model folder, "
-                  "the architecture and the arguments.", _STARTING),
+                  Msg("raised_in.model_loader"), _STARTING),
     RaisedInEntry(("attention/backends", "attention/ops", "v1/attention", "flash_attn", "xformers", "triton",
                    "_custom_ops", "platforms/"), Kind.VERSION_MISMATCH,
-                  "Raised in a kernel or attention backend: the build does not support this model or hardware."),
+                  Msg("raised_in.attention_backends")),
 )
 
 

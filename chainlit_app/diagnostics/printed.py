@@ -88,7 +88,7 @@ class PrintedOutput:
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
             self._loop_reported = True
-            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix[0]
+            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix_msgs[0]
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_output_loops", "weak")]
         return []
 

@@ -5,6 +5,8 @@ Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 
 from __future__ import annotations
 
+from chainlit_app.i18n import Msg
+
 from .rules import Rule, rule
 from .taxonomy import Kind
 
@@ -15,8 +17,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"max seq len \(\d+\) is larger than the maximum number of tokens that can be stored in KV cache|"
         r"larger than the available KV cache memory|estimated maximum model length is",
-        hint="The KV cache cannot hold one max-length sequence: "
-        "lower CHAT_MAX_MODEL_LEN or give the cache more memory (--gpu-memory-utilization, VLLM_CPU_KVCACHE_SPACE).",
+        hint=Msg("rule.kv_cache_too_small"),
         examples=(
             "ValueError: The model's max seq len (4096) "
             "is larger than the maximum number of tokens that can be stored in KV cache (3664).",
@@ -27,8 +28,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"No available memory for the cache blocks|# GPU blocks: 0\b|KV cache size: 0 tokens|"
         r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache",
-        hint="Nothing is left for the KV cache after loading the weights: raise --gpu-memory-utilization (GPU) "
-        "or VLLM_CPU_KVCACHE_SPACE (CPU), or serve a smaller model.",
+        hint=Msg("rule.no_cache_blocks"),
         examples=(
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
         ),
@@ -39,8 +39,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|NPU|XPU|MPS) out of memory|"
         r"out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|CUDA driver error: out of memory|"
         r"cudaErrorMemoryAllocation",
-        hint="The GPU ran out of memory: stop other GPU processes or lower --gpu-memory-utilization, "
-        "--max-model-len or --max-num-seqs.",
+        hint=Msg("rule.gpu_oom"),
         examples=("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",),
     ),
     rule(
@@ -49,8 +48,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"Cannot allocate memory|\[Errno 12\]|std::bad_alloc|(?:^|\s)MemoryError\b|"
         r"DefaultCPUAllocator: (?:can't|not enough memory)|not enough memory: you tried to allocate|"
         r"ray-oom-prevention|killed due to the node running low on memory|Memory on the node .{0,80} was \d",
-        hint="The machine ran out of RAM: lower VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB) or the model size, "
-        "or free memory.",
+        hint=Msg("rule.host_oom"),
         examples=("RuntimeError: unable to mmap 16933256392 bytes from file: Cannot allocate memory (12)",),
     ),
     rule(
@@ -58,7 +56,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"Out of memory: Killed process|oom-kill|invoked oom-killer|oom_reaper|OOMKilled|"
         r"(?:killed )?by (?:the )?OOM killer",
-        hint="The kernel's OOM killer ended vLLM: reduce KV cache, --max-num-seqs or model size, or add RAM.",
+        hint=Msg("rule.oom_killer"),
         examples=("Out of memory: Killed process 4242 (python) total-vm:30000000kB",),
     ),
     rule(
@@ -67,7 +65,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"^\s*Killed\s*$|\d+\s+Killed\s+\S*(?:python|vllm)",
         role="weak",
         case=True,
-        hint="The process received SIGKILL, usually from the OOM killer: check `dmesg | grep -i oom`.",
+        hint=Msg("rule.killed"),
         examples=("Killed", "./serve.sh: line 3:  4242 Killed                  python -m vllm.entrypoints"),
     ),
     # --- port ---
@@ -76,7 +74,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.PORT_IN_USE,
         r"\[Errno 98\]|\[WinError 10048\]|EADDRINUSE|address already in use|"
         r"error while attempting to bind on address|port have been bound already|Failed to bind the IP port",
-        hint="Another process holds the port: stop it (`ss -ltnp | grep :PORT`) or set CHAT_PORT to a free port.",
+        hint=Msg("rule.port_in_use"),
         examples=("OSError: [Errno 98] Address already in use",),
     ),
 )

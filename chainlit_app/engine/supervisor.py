@@ -21,6 +21,7 @@ from chainlit_app.engine.http import EngineClient
 from chainlit_app.engine.logfiles import latest_progress, launch_banner, read_tail, rotate
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
+from chainlit_app.i18n import Msg
 from chainlit_app.private_files import open_private
 
 log = logging.getLogger(__name__)
@@ -236,7 +237,7 @@ class Supervisor:
             pid=None,
             started_at=started,
             ready_at=None,
-            progress="launching vLLM",
+            progress=Msg("progress.launching"),
             error=None,
             launches=self.status.launches + 1,
         )
@@ -264,7 +265,7 @@ class Supervisor:
                 if await server.health() and self._process.alive():
                     now = time.time()
                     self._set(state=EngineState.READY, ready_at=now, startup_seconds=round(now - started, 1),
-                              progress="ready", error=None)
+                              progress=Msg("progress.ready"), error=None)
                     self._ready.set()
                     log.info("vLLM ready on port %s after %.1f s", self.spec.port, now - started)
                     return

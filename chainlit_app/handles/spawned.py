@@ -19,6 +19,7 @@ from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig
 from chainlit_app.handles.base import StatusListener, wait_until_ready
+from chainlit_app.i18n import Msg
 from chainlit_app.models import ResolvedModel, resolve_model, resolve_model_at_once
 from chainlit_app.monitor import Endpoint
 from chainlit_app.remedies import OverridesStore, Proposal, RemedyContext, RemedyResult, remedies_for, verify_completion
@@ -40,7 +41,7 @@ class SpawnedEngine:
         self._remedy_lock = asyncio.Lock()  # one apply or undo at a time: each one restarts the engine
         self.resolved: ResolvedModel | None = None
         self.supervisor: Supervisor | None = None
-        self._prepare_status = EngineStatus(state=EngineState.PREPARING, progress="resolving the model")
+        self._prepare_status = EngineStatus(state=EngineState.PREPARING, progress=Msg("progress.resolving"))
         self._early_checks: list[Check] = []
         self._early_launched: bool | None = None  # tried already: at interpreter start (prelaunch) or in app.py
         self._listeners: list[StatusListener] = []
@@ -137,8 +138,7 @@ class SpawnedEngine:
 
     async def _start(self) -> None:
         if self.supervisor is None:
-            self._prepare_status = replace(self._prepare_status, progress="resolving the model (and building "
-                                           "the demo model on first run)")
+            self._prepare_status = replace(self._prepare_status, progress=Msg("progress.resolving_demo"))
             self.resolved = await asyncio.to_thread(resolve_model, self.settings)
             if self.settings.engine.preflight and not await self._preflight_allows(self.resolved.model):
                 return
@@ -179,7 +179,7 @@ class SpawnedEngine:
 
     async def _preflight_allows(self, model: str) -> bool:
         """Run the doctor before spawning: a blocking finding stops here, in seconds, with its fix."""
-        self._prepare_status = replace(self._prepare_status, progress="checking the deployment (doctor)")
+        self._prepare_status = replace(self._prepare_status, progress=Msg("progress.doctor"))
         checks: list[Check] = await asyncio.to_thread(
             lambda: run_preflight(config_from_settings(self.settings, model=model,
                                                        overrides=self.overrides.launch_overrides()))
