@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from chainlit_app.i18n import Msg
+
 from .taxonomy import Kind
 
 # A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
@@ -194,14 +196,11 @@ def judge_answer(
             f"finish_reason={finish_reason!r}, completion_tokens={completion_tokens}"
         )
         if reasoning.strip():
-            hint = (
-                "The answer is in reasoning_content and content is empty: the reasoning parser (--reasoning-parser) "
-                "took the whole answer; use a parser that fits the model, or none, or read reasoning_content."
-            )
+            hint = Msg("hint.empty_reasoning")
         elif (completion_tokens or 0) <= 1:
-            hint = "Generation stopped at the first token: the EOS/stop configuration ends answers at once."
+            hint = Msg("hint.empty_first_token")
         else:
-            hint = "The model produced no visible text: check eos_token_id, stop tokens and the chat template."
+            hint = Msg("hint.empty_no_text")
         return AnswerVerdict(Kind.EMPTY_OUTPUT, evidence, hint)
     garbled = _garbled(text)
     if garbled is not None:
@@ -210,8 +209,7 @@ def judge_answer(
         return AnswerVerdict(
             Kind.DEGENERATE_OUTPUT,
             f"the {len(text)}-character answer repeats itself (finish_reason={finish_reason!r})",
-            "The model loops: send repetition_penalty 1.1 (or frequency_penalty), "
-            "use the chat model with its template, and check the stop tokens.",
+            Msg("hint.answer_loops"),
         )
     return None
 
@@ -224,8 +222,7 @@ def _garbled(text: str) -> AnswerVerdict | None:
     return AnswerVerdict(
         Kind.DECODE_ERROR,
         f"the answer is garbled ({what} in {len(text)} characters)",
-        "The output is not readable text: the tokenizer does not fit the model, the weights are damaged, "
-        "or the numerics are broken (on a CPU serve with --dtype float32).",
+        Msg("hint.answer_garbled"),
     )
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from chainlit_app.i18n import Msg
+
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .events import Access, Body, EventFolder, Traceback
 from .exceptions import exception_name, lookup, raised_in
@@ -151,10 +153,10 @@ class LineClassifier(PrintedOutput):
             # native code (kernels, NCCL) runs once the model is loaded: in an excerpt that shows no phase at
             # all, a fatal signal is read as a crash while serving
             phase = None if self._phases.seen_marker else Phase.SERVING
-            return self._phase_default(lineno, text, "a fatal signal", "fallback", phase)
+            return self._phase_default(lineno, text, Msg("what.fatal_signal"), "fallback", phase)
         if parsed.level == "ERROR" and self.phase != Phase.STOPPING and not is_harmless(parsed) \
                 and not msg[:1].isspace():  # an indented line is a fragment of a traceback, not a message
-            return self._phase_default(lineno, text, "an error line", "weak")
+            return self._phase_default(lineno, text, Msg("what.error_line"), "weak")
         if msg.startswith("vllm:num_requests_"):
             return self._gauge(msg, lineno, text)
         if not parsed.level and not parsed.process:
@@ -189,13 +191,13 @@ class LineClassifier(PrintedOutput):
             return [finding]
         where = raised_in(tb.raised_in, tb.stack, phase)
         if where is not None:
-            hint = f"{where.hint} (raised in {tb.raised_in})"
+            hint = Msg("hint.raised_in", hint=where.hint, where=tb.raised_in)
             return [self._finding(where.kind, tb.line, text, hint, f"raised_in_{where.kind.value}", "decisive",
                                   "raised_in")]
         if symptom:
             return symptom
-        what = f"an unrecognised {exception_name(tb.exception_type)}" if tb.exception_type else \
-            "a traceback whose exception line is missing"
+        what = Msg("what.unrecognised", exception=exception_name(tb.exception_type)) if tb.exception_type else \
+            Msg("what.no_exception_line")
         return self._phase_default(tb.line, text, what, "fallback", phase)
 
     def _on_body(self, body: Body, parsed: ParsedLine) -> list[Finding]:
@@ -234,15 +236,9 @@ class LineClassifier(PrintedOutput):
         if self.phase == Phase.STOPPING:
             return []
         if chat and self._chat_ok == 0:
-            hint = (
-                "Every chat request so far was rejected with 400: usually a missing chat template (--chat-template); "
-                "the chat's error message says for sure."
-            )
+            hint = Msg("hint.access_400_every_chat")
             return [self._finding(Kind.CHAT_TEMPLATE, access.line, text, hint, "access_400_every_chat", "weak")]
-        hint = (
-            "A request was rejected with 400 after others succeeded: usually prompt + max_tokens above max_model_len; "
-            "the chat's error message says for sure."
-        )
+        hint = Msg("hint.access_400")
         return [self._finding(Kind.CONTEXT_LENGTH, access.line, text, hint, "access_400", "weak")]
 
     def finish(self) -> list[Finding]:
@@ -253,7 +249,7 @@ class LineClassifier(PrintedOutput):
             for finding in self._phase_guesses:
                 if finding.kind == Kind.STARTUP_FAILURE.value:
                     finding.kind = Kind.ENGINE_ERROR.value
-                    finding.hint = "The engine failed while serving: read the traceback and the lines before it."
+                    finding.hint = Msg("hint.engine_failed_serving")
         self._phase_guesses.clear()
         found: list[Finding] = []
         body = self._folder.open_body()
@@ -282,7 +278,7 @@ class LineClassifier(PrintedOutput):
         if rule.role == "wrapper":
             finding.points_to = pointed_from or self._last_traceback
             if finding.points_to:
-                finding.hint = f"{finding.hint} The traceback ending at line {finding.points_to} is the cause."
+                finding.hint = Msg("hint.traceback_is_cause", hint=finding.hint, line=finding.points_to)
         return [finding]
 
     def _phase_default(self, lineno: int, text: str, what: str, role: str, phase: Phase | None = None
@@ -291,10 +287,10 @@ class LineClassifier(PrintedOutput):
         if phase == Phase.STOPPING:
             return []
         if phase == Phase.SERVING:
-            kind, hint = Kind.ENGINE_ERROR, f"The engine failed while serving ({what}): read the traceback."
+            kind, hint = Kind.ENGINE_ERROR, Msg("hint.phase_engine_error", what=what)
         else:
             kind = Kind.STARTUP_FAILURE
-            hint = f"Unrecognised start-up error ({what}): the server cannot start; read the evidence line."
+            hint = Msg("hint.phase_startup_failure", what=what)
         finding = self._finding(kind, lineno, text, hint, f"phase_{kind.value}", role, "phase")
         if not self._phases.seen_marker:
             self._guess(finding)
@@ -322,8 +318,7 @@ class LineClassifier(PrintedOutput):
             self._aborts = self._aborts + 1 if second and second == self._abort_second else 1
             self._abort_second = second
             if self._aborts == _MASS_ABORTS:
-                hint = (f"{_MASS_ABORTS} or more requests were aborted in the same second: "
-                        "clients gave up waiting (timeouts) or disconnected; check the load and /metrics.")
+                hint = Msg("hint.mass_aborts", count=_MASS_ABORTS)
                 return [self._finding(Kind.SLOW_OR_STALLED, lineno, raw, hint, "mass_aborts", "weak")]
             return []
         self._aborts = 0  # only a run of aborts, one after the other, is a mass abort

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chainlit_app.i18n import Msg
+
 _STAT_RUNNING = re.compile(r"Running: (\d+) reqs")
 _STAT_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs")
 _STAT_PROMPT = re.compile(r"Avg prompt throughput: ([\d.]+)")
@@ -57,14 +59,11 @@ class StallWatch:
         reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
         if reason and not self._stall_reported and not stopping:
             self._stall_reported = True
-            hint = (
-                f"Requests are not being served ({reason}): check KV cache usage and load in /metrics; "
-                "restart the server if tokens/s stays at 0."
-            )
+            hint = Msg("hint.stats_stalled", reason=reason)
             found.append(StallSignal("stats_stalled", hint, "decisive"))
         return found
 
-    def _stall_reason(self, running: int, waiting: int, gen_tps: float, prompt_tps: float) -> str:
+    def _stall_reason(self, running: int, waiting: int, gen_tps: float, prompt_tps: float) -> Msg | None:
         busy = running + waiting > 0
         self._waiting_idle = self._waiting_idle + 1 if running == 0 and waiting > 0 else 0
         self._no_tokens = self._no_tokens + 1 if busy and gen_tps == 0 and prompt_tps == 0 else 0
@@ -75,14 +74,14 @@ class StallWatch:
         if not (self._waiting_idle or self._no_tokens or self._queue_stuck or self._crawling):
             self._stall_reported = False  # the episode is over; a new one may be reported
         if self._waiting_idle >= 2:
-            return f"{waiting} requests wait while none runs"
+            return Msg("reason.waiting_idle", waiting=waiting)
         if self._no_tokens >= 3:
-            return f"{running} running and {waiting} waiting requests at 0 tokens/s for 3 reports in a row"
+            return Msg("reason.no_tokens", running=running, waiting=waiting)
         if self._queue_stuck >= 3:
-            return f"{waiting} requests keep waiting and no new prompt is admitted"
+            return Msg("reason.queue_stuck", waiting=waiting)
         if self._crawling >= 3:
-            return f"{running} running requests share {gen_tps:g} tokens/s for 3 reports in a row"
-        return ""
+            return Msg("reason.crawling", running=running, tps=f"{gen_tps:g}")
+        return None
 
     def shm_wait(self, serving: bool) -> StallSignal | None:
         """'No available shared memory broadcast block': normal during warm-up compilation, a stall when
@@ -92,7 +91,7 @@ class StallWatch:
         self._shm_waits += 1
         if self._shm_waits != 2:
             return None
-        hint = "Workers made no progress for minutes while serving: the engine hangs or is overloaded."
+        hint = Msg("hint.shm_broadcast_stall")
         return StallSignal("shm_broadcast_stall", hint, "weak")
 
     def _kv_cache_full(self, msg: str, waiting: int) -> list[StallSignal]:
@@ -102,9 +101,6 @@ class StallWatch:
         self._kv_full = self._kv_full + 1 if usage >= 98.0 else 0
         if self._kv_full == 2 or (self._kv_full == 1 and usage >= 99.0 and waiting > 0):
             self._kv_full = 3  # report once per episode
-            hint = (
-                f"The KV cache is full ({usage:g} %): requests queue or get preempted; "
-                "lower --max-num-seqs or max_tokens, or give the cache more memory."
-            )
+            hint = Msg("hint.kv_cache_full", usage=f"{usage:g}")
             return [StallSignal("kv_cache_full", hint, "weak")]
         return []

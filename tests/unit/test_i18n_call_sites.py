@@ -1,0 +1,88 @@
+"""No text shown to a person is written outside the catalogue: a scan of the code for the call sites that put
+text on the screen (chat messages, actions, settings widgets, taxonomy entries, rule hints) with an English
+sentence written into them, and for catalogue keys used in code that the catalogue does not have."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from chainlit_app.i18n import catalogue
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = sorted([ROOT / "app.py", *(ROOT / "chainlit_app").rglob("*.py")])
+WORDS = re.compile(r"[A-Za-z]{2,}[ ,.:;!?]+[A-Za-z]{2,}")  # two English words in a row: a sentence, not an id
+# Call sites that show text: the callable's name, and which arguments (position 0, keyword names) are text.
+SHOWN = {
+    "Message": (0, "content"), "ErrorMessage": (0, "content"), "AskUserMessage": (0, "content"),
+    "say": (0, "text"), "send": (0, "content"),
+    "Action": (None, "label", "tooltip"), "Slider": (None, "label", "description"),
+    "TextInput": (None, "label", "description"), "Switch": (None, "label", "description"),
+    "Select": (None, "label", "description"), "set_title": (0, "title"),
+    "KindInfo": (1, 2, 3, "title", "explanation", "fix"), "rule": (None, "hint"), "_e": (2, "hint"),
+    "RaisedInEntry": (2, "hint"), "InputTooLong": (0,), "Refused": (0,),
+}
+
+
+def _name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _literal_text(node: ast.AST) -> str:
+    """The literal parts of a str constant or f-string (placeholders left out)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return " ".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    if isinstance(node, ast.BinOp):
+        return _literal_text(node.left) + " " + _literal_text(node.right)
+    return ""
+
+
+def _calls() -> Iterator[tuple[Path, ast.Call]]:
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                yield path, node
+
+
+def test_no_english_sentence_is_written_into_a_call_that_shows_text() -> None:
+    offenders = []
+    for path, call in _calls():
+        wanted = SHOWN.get(_name(call))
+        if wanted is None:
+            continue
+        args = [call.args[i] for i in wanted if isinstance(i, int) and i < len(call.args)]
+        args += [kw.value for kw in call.keywords if kw.arg in wanted]
+        for arg in args:
+            text = _literal_text(arg)
+            if WORDS.search(text):
+                offenders.append(f"{path.relative_to(ROOT)}:{call.lineno}: {text[:60]!r}")
+    assert offenders == []
+
+
+def test_the_scan_sees_what_it_looks_for() -> None:
+    """The scan itself: a literal sentence in a message is found, a catalogue text is not."""
+    bad = ast.parse('cl.Message(content=f"Welcome! {x} is ready.")').body[0]
+    good = ast.parse('cl.Message(content=t("chat.welcome", status=x))').body[0]
+    assert isinstance(bad, ast.Expr) and isinstance(good, ast.Expr)
+    assert isinstance(bad.value, ast.Call) and isinstance(good.value, ast.Call)
+    assert WORDS.search(_literal_text(bad.value.keywords[0].value))
+    assert not WORDS.search(_literal_text(good.value.keywords[0].value))
+
+
+def test_every_key_used_in_code_is_in_the_catalogue() -> None:
+    keys = catalogue("en")
+    used, missing = 0, []
+    for path, call in _calls():
+        if _name(call) in ("t", "Msg", "note") and call.args and isinstance(call.args[0], ast.Constant):
+            key = str(call.args[0].value)
+            key = f"note.{key}" if _name(call) == "note" and key != "unfinished" else key
+            used += 1
+            if key != "unfinished" and key not in keys:
+                missing.append(f"{path.relative_to(ROOT)}:{call.lineno}: {key}")
+    assert missing == []
+    assert used > 150
