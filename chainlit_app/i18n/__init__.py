@@ -108,7 +108,7 @@ class Msg(str):
     values: dict[str, Any]
 
     def __new__(cls, key: str, **values: Any) -> Msg:
-        obj = super().__new__(cls, t(key, DEFAULT, **values))
+        obj = super().__new__(cls, t(key, DEFAULT, **{k: _value(v, DEFAULT) for k, v in values.items()}))
         obj.key = key
         obj.values = values
         return obj
@@ -117,7 +117,14 @@ class Msg(str):
         return (_rebuild, (self.key, self.values))
 
     def render(self, language: Language | None = None) -> str:
-        return t(self.key, language, **{k: localize(v, language) for k, v in self.values.items()})
+        return t(self.key, language, **{k: _value(v, language) for k, v in self.values.items()})
+
+
+def _value(value: Any, language: Language | None) -> Any:
+    """A placeholder's value in `language`; a list of texts (problems, fixes) joined with its separator."""
+    if isinstance(value, list) and value and all(isinstance(item, Msg) for item in value):
+        return t("list.separator", language).join(item.render(language) for item in value)
+    return localize(value, language)
 
 
 def _rebuild(key: str, values: dict[str, Any]) -> Msg:
