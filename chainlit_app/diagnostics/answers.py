@@ -187,7 +187,7 @@ def judge_answer(
             return AnswerVerdict(
                 Kind.EMPTY_OUTPUT,
                 f"empty answer: finish_reason='length', completion_tokens={completion_tokens}",
-                "Only whitespace fitted into max_tokens: raise max_tokens and check the chat template.",
+                Msg("hint.empty_whitespace"),
             )
         if finish_reason not in (None, "stop", "eos", "length") and (completion_tokens or 0) > 1:
             return None

@@ -117,15 +117,15 @@ def check_arch_versions(requirement: ArchRequirement, arch: str, facts: EngineFa
     if vllm_ok and tf_ok:
         return passed(
             requirement.check_name,
-            f"{arch}: vllm {facts.vllm_version} >= {vllm}, transformers {facts.transformers_version} >= {transformers}",
+            Msg("doctor.arch_versions.pass", arch=arch, vllm_version=facts.vllm_version, min_vllm=vllm,
+                transformers_version=facts.transformers_version, min_transformers=transformers),
         )
     return failed(
         requirement.check_name,
         Kind.VERSION_MISMATCH,
-        f"{arch} needs vllm >= {vllm} and transformers >= {transformers}; the engine has vllm {facts.vllm_version} "
-        f"and transformers {facts.transformers_version}",
-        f"Upgrade the engine environment: .venv-vllm/bin/pip install -U {pins} "
-        "(vllm on GPU machines), or raise the pins in requirements/engine-*.txt and run make engine.",
+        Msg("doctor.arch_versions.msg", arch=arch, min_vllm=vllm, min_transformers=transformers,
+            vllm_version=facts.vllm_version, transformers_version=facts.transformers_version),
+        Msg("doctor.arch_versions.fix", pins=pins),
     )
 
 
@@ -178,7 +178,8 @@ def check_companions(facts: EngineFacts) -> Check:
         )
     if not installed:
         return passed("companions", Msg("doctor.companions.pass.1"))
-    return passed("companions", "import fine: " + ", ".join(f"{c.name} {c.version}" for c in installed))
+    names = ", ".join(f"{c.name} {c.version}" for c in installed)
+    return passed("companions", Msg("doctor.companions.pass.2", names=names))
 
 
 def check_dtype(cfg: PreflightConfig) -> Check:

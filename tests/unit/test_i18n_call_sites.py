@@ -23,6 +23,8 @@ SHOWN = {
     "Select": (None, "label", "description"), "set_title": (0, "title"),
     "KindInfo": (1, 2, 3, "title", "explanation", "fix"), "rule": (None, "hint"), "_e": (2, "hint"),
     "RaisedInEntry": (2, "hint"), "InputTooLong": (0,), "Refused": (0,),
+    "passed": (1,), "warned": (2, 3), "failed": (2, 3), "Remedy": (3, 4, "risk"), "HTTPException": ("detail",),
+    "Finding": ("hint",), "StallSignal": (1,), "AnswerVerdict": (2,),
 }
 
 
