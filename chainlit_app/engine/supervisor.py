@@ -182,7 +182,7 @@ class Supervisor:
             log.error("vLLM gave up after %d failed start(s): %s", tries, message)
             self._set(
                 state=EngineState.FAILED,
-                error=f"{message} (gave up after {tries} failed start(s); see {self.config.log_file})",
+                error=Msg("engine.gave_up", message=message, tries=tries, log=self.config.log_file),
                 pid=None,
             )
             raise last if isinstance(last, EngineStartError) else EngineStartError(message, [], None) from exc

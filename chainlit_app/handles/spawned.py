@@ -187,11 +187,11 @@ class SpawnedEngine:
         self._record_checks(checks)
         if not is_blocking(checks):
             return True
-        reasons = "; ".join(f"{c.name}: {c.message} (fix: {c.fix})" for c in checks if c.blocking)
-        log.error("preflight refused to start vLLM: %s", reasons)
+        reasons = [Msg("engine.check_reason", name=c.name, message=c.message, fix=c.fix) for c in checks if c.blocking]
+        log.error("preflight refused to start vLLM: %s", "; ".join(reasons))
         self._prepare_status = replace(
             self._prepare_status, state=EngineState.FAILED, progress=None,
-            error=f"the preflight check refused to start vLLM: {reasons}",
+            error=Msg("engine.preflight_refused", reasons=reasons),
             notice=self.resolved.notice if self.resolved else None,
         )
         return False
