@@ -134,7 +134,7 @@ async def on_settings_update(values: dict[str, Any]) -> None:
 async def on_message(message: cl.Message) -> None:
     chat.apply_language(RUNTIME)
     admin = current_user_is_admin()
-    if message.command == panel.COMMAND or message.content.strip().lower() in ("/diagnostics", "/diag"):
+    if panel.is_command(message.command) or message.content.strip().lower() in ("/diagnostics", "/diag"):
         await (panel.open_panel() if admin else chat.say(t("chat.admins_only")))
         return
     await chat.handle_message(RUNTIME, message, admin)

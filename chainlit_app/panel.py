@@ -20,7 +20,7 @@ from chainlit_app.runtime import Runtime
 
 PANEL_ELEMENT = "DiagnosticsPanel"
 API_PATH = "/api/diagnostics"
-COMMAND = "Diagnostics"
+COMMAND = "Diagnostics"  # the English id of the composer command (is_command knows every language's)
 
 
 async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
@@ -68,9 +68,14 @@ def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
 async def offer_panel() -> None:
     """Admins get a /Diagnostics command in the composer (the button is in the welcome message)."""
     await cl.context.emitter.set_commands(
-        [{"id": COMMAND, "icon": "activity", "description": i18n.t("panel.command"), "button": True,
+        [{"id": i18n.t("panel.action"), "icon": "activity", "description": i18n.t("panel.command"), "button": True,
           "persistent": False, "selected": False}]
     )
+
+
+def is_command(command: str | None) -> bool:
+    """The composer's command, whose id Chainlit shows as its label: "Diagnostics", or "诊断" in Chinese."""
+    return command is not None and command in {i18n.t("panel.action", language) for language in i18n.LANGUAGES}
 
 
 def open_action() -> cl.Action:

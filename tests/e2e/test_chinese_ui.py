@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +58,11 @@ def _login(page: Page, url: str, welcome: str) -> None:
     page.wait_for_selector(f"text={welcome}", timeout=60_000)
 
 
-def _admin(server: AppServer) -> httpx.Client:
-    client = httpx.Client(base_url=server.url, timeout=10)
-    assert client.post("/login", data={"username": "admin", "password": ADMIN_PASSWORD}).status_code == 200
-    return client
+@contextmanager
+def _admin(server: AppServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        assert client.post("/login", data={"username": "admin", "password": ADMIN_PASSWORD}).status_code == 200
+        yield client
 
 
 def _engine_key(pid: int) -> str:
