@@ -100,7 +100,7 @@ class AttachedEngine:
             return await self.recheck()
         except Exception as exc:
             log.warning("check of the attached server failed: %s: %s", type(exc).__name__, exc)
-            error = f"unexpected answer from {self.base_url}: {type(exc).__name__}: {exc}"
+            error = Msg("engine.attach_unexpected", url=self.base_url, error=f"{type(exc).__name__}: {exc}")
             self._prepare_status = replace(self._prepare_status, state=EngineState.STARTING, error=error)
             return False
 
@@ -111,7 +111,8 @@ class AttachedEngine:
         self.store.add_all(result.findings)
         if not result.ok or result.chosen is None:
             problem = result.findings[0] if result.findings else None
-            error = f"{problem.text} (fix: {problem.hint})" if problem else "the server is not usable"
+            error = Msg("engine.attach_problem", text=problem.text, fix=problem.hint) if problem else Msg(
+                "engine.attach_not_usable")
             self._prepare_status = replace(self._prepare_status, state=EngineState.STARTING, error=error,
                                            progress=Msg("progress.waiting_usable", url=self.base_url))
             self._set(replace(self._attached_status, state=EngineState.CRASHED, error=error))
