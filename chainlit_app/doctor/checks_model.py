@@ -128,17 +128,7 @@ def check_architecture(config: dict[str, Any], facts: EngineFacts | None, extra_
             Msg("doctor.architecture.fix.5"),
         )
     close = difflib.get_close_matches(archs[0], sorted(facts.archs), n=1, cutoff=0.85)
-    if close:
-        fix = (
-            f'vLLM calls it {close[0]}: set "architectures": ["{close[0]}"] in config.json, or add '
-            f'--hf-overrides \'{{"architectures": ["{close[0]}"]}}\' to CHAT_EXTRA_ARGS '
-            "(Ernie4_5_ForCausalLM was renamed Ernie4_5ForCausalLM in mid-2025)."
-        )
-    else:
-        fix = (
-            "Use a model whose architecture this vLLM implements, or upgrade the engine "
-            "(make engine after raising the vllm version in requirements/engine-*.txt)."
-        )
+    fix = Msg("doctor.architecture.fix_renamed", name=close[0]) if close else Msg("doctor.architecture.fix_unsupported")
     return failed(
         "architecture",
         Kind.STARTUP_FAILURE,
