@@ -177,7 +177,7 @@ class Supervisor:
                     await self._launch_once()
         except RetryError as exc:
             last = exc.last_attempt.exception()
-            message = str(last) if last else "vLLM did not start"
+            message = str(last) if last else Msg("engine.did_not_start")
             tries = exc.last_attempt.attempt_number
             log.error("vLLM gave up after %d failed start(s): %s", tries, message)
             self._set(

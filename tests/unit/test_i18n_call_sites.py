@@ -66,6 +66,25 @@ def test_no_english_sentence_is_written_into_a_call_that_shows_text() -> None:
     assert offenders == []
 
 
+# Variables that carry a text to one of those calls (a check's message and fix, a finding's hint, ...).
+TEXT_VARIABLES = {"fix", "message", "hint", "notice", "what", "fallback", "unit", "note", "where"}
+# English on purpose: evidence (what was observed, like a log line) and configuration errors printed at start,
+# which name CHAT_* settings and stop the process before any browser is there.
+ENGLISH_ON_PURPOSE = {"chainlit_app/diagnostics/answers.py: letters of", "chainlit_app/users.py: CHAT_USERS"}
+
+
+def test_no_english_sentence_is_kept_in_a_text_variable() -> None:
+    offenders = []
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(target, ast.Name) and target.id in TEXT_VARIABLES for target in node.targets):
+                values = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+                offenders += [f"{path.relative_to(ROOT)}: {_literal_text(value)[:10].strip()}" for value in values
+                              if WORDS.search(_literal_text(value))]
+    assert set(offenders) == ENGLISH_ON_PURPOSE
+
+
 def test_the_scan_sees_what_it_looks_for() -> None:
     """The scan itself: a literal sentence in a message is found, a catalogue text is not."""
     bad = ast.parse('cl.Message(content=f"Welcome! {x} is ready.")').body[0]
