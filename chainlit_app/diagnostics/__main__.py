@@ -27,6 +27,12 @@ if TYPE_CHECKING:  # the doctor and the remedies load settings and httpx: `class
     from chainlit_app.settings import Settings
 
 
+def _wrap(text: str, width: int) -> list[str]:
+    """Lines of at most `width` columns; a Chinese character takes two columns in a terminal."""
+    wide = sum(1 for ch in text if "\u2e80" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
+    return textwrap.wrap(text, width * len(text) // (len(text) + wide) if wide else width) or [""]
+
+
 def _print_text(path: str, report: Report, out: TextIO) -> None:
     """Readable report: root cause with title, evidence and fix steps first, consequences after."""
     print(t("cli.classify.header", path=path, lines=report.lines), file=out)
@@ -39,13 +45,13 @@ def _print_text(path: str, report: Report, out: TextIO) -> None:
     print(t("cli.classify.root", kind=root.kind, title=title), file=out)
     print(t("cli.classify.evidence", line=root.line, text=root.text), file=out)
     if info:
-        for line in textwrap.wrap(info.explanation, 96):
+        for line in _wrap(info.explanation, 96):
             print(f"   {line}", file=out)
     print(t("cli.classify.hint", hint=localize(root.hint)), file=out)
     if info:
         print(t("cli.classify.fix"), file=out)
         for number, step in enumerate(info.fix, start=1):
-            wrapped = textwrap.wrap(step, 92)
+            wrapped = _wrap(step, 92)
             print(f"     {number}. {wrapped[0]}", file=out)
             for cont in wrapped[1:]:
                 print(f"        {cont}", file=out)
@@ -115,7 +121,7 @@ def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
         print(f"{check.status.upper():<4}  {check.name:<{width}}  {localize(check.message)}", file=out)
         if check.status != "pass":
             label = t("cli.doctor.fix_blocking") if check.blocking else t("cli.doctor.fix")
-            for number, line in enumerate(textwrap.wrap(localize(check.fix), 96 - width)):
+            for number, line in enumerate(_wrap(localize(check.fix), 96 - width)):
                 print(f"{'':<6}{'':<{width}}  {label + ': ' if number == 0 else '  '}{line}", file=out)
     fails = sum(c.status == "fail" for c in checks)
     warns = sum(c.status == "warn" for c in checks)
