@@ -131,7 +131,7 @@ class Monitor:
         if status.state in (EngineState.CRASHED, EngineState.FAILED):
             self._settle_log()
         if status.state == EngineState.READY and status.restarts > 0:
-            self.store.resolve_all(f"engine ready again after restart {status.restarts}")
+            self.store.resolve_all(Msg("resolved.restarted", restarts=status.restarts))
 
     def _settle_log(self) -> None:
         """The server's log ended (it exited, or a new launch starts a new log): name what is still open,

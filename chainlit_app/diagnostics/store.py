@@ -72,7 +72,7 @@ class _Entry:
             "fix": list(info.fix) if info else list(self.fix),
             "resolved": self.resolved,
             "resolved_at": self.resolved_at,
-            "resolved_reason": self.resolved_reason,
+            "resolved_reason": localize(self.resolved_reason),
             "basis": self.basis,
             "rule": self.rule,
             "source": self.source,

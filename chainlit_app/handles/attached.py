@@ -118,7 +118,7 @@ class AttachedEngine:
             self._set(replace(self._attached_status, state=EngineState.CRASHED, error=error))
             return False
         if self._attached_status.state != EngineState.ATTACHED:
-            self.store.resolve_all("attached server answers again")
+            self.store.resolve_all(Msg("resolved.attached_again"))
         self.resolved = ResolvedModel("attach", result.chosen, result.chosen, result.notice)
         self._set(EngineStatus(
             state=EngineState.ATTACHED, model=result.chosen, served_model_name=result.chosen,

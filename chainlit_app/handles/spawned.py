@@ -246,7 +246,7 @@ class SpawnedEngine:
             self.overrides.add(proposal)
             result = await self._relaunch_and_verify(proposal.remedy.id, "apply", started)
         if result.fixed:
-            self.store.resolve_kind(proposal.finding.kind, f"fixed by {proposal.remedy.id} (verified by a completion)")
+            self.store.resolve_kind(proposal.finding.kind, Msg("resolved.remedy", remedy=proposal.remedy.id))
         return result
 
     async def undo_remedy(self, remedy_id: str) -> RemedyResult:
