@@ -22,7 +22,7 @@ from collections import Counter
 
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .events import Access, Body, EventFolder, Traceback
-from .exceptions import exception_name, lookup, raised_in
+from .exceptions import ancestry, exception_name, lookup, raised_in
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
@@ -176,9 +176,9 @@ class LineClassifier(PrintedOutput):
             return found
         # a symptom pattern (weak) on the exception line yields to what the exception's type or place says
         symptom = found
-        entry = lookup([tb.exception_type], tb.message) if tb.exception_type else None
+        entry = lookup(ancestry(tb.exception_type), tb.message, phase) if tb.exception_type else None
         if entry is None and tb.mentions and not tb.exception_type:
-            entry = lookup(list(reversed(tb.mentions)), tb.message)
+            entry = lookup(list(reversed(tb.mentions)), tb.message, phase)
         if entry is not None and (entry.wrapper and symptom):
             return symptom
         if entry is not None:
