@@ -66,6 +66,7 @@ class LineClassifier(PrintedOutput):
         self._gauges: dict[str, float] = {}
         self._glued = 0
         self._gauge_reported = False
+        self._fatal_seen = False  # native stacks after a fatal signal are its frames, not another failure
 
     @property
     def ready(self) -> bool:
@@ -151,6 +152,7 @@ class LineClassifier(PrintedOutput):
             # native code (kernels, NCCL) runs once the model is loaded: in an excerpt that shows no phase at
             # all, a fatal signal is read as a crash while serving
             phase = None if self._phases.seen_marker else Phase.SERVING
+            self._fatal_seen = True
             return self._phase_default(lineno, text, "a fatal signal", "fallback", phase)
         if parsed.level == "ERROR" and self.phase != Phase.STOPPING and not is_harmless(parsed) \
                 and not msg[:1].isspace():  # an indented line is a fragment of a traceback, not a message
@@ -163,7 +165,7 @@ class LineClassifier(PrintedOutput):
 
     def _on_traceback(self, tb: Traceback, parsed: ParsedLine, text: str, replaced: bool) -> list[Finding]:
         """The exception line that ends a traceback: rule, exception type, raised in, phase."""
-        if tb.dump:
+        if tb.dump or (tb.native and self._fatal_seen):
             return []  # the frames of a fatal signal, already named at the signal
         named_before = tb.process in self._named_in_traceback
         self._named_in_traceback.discard(tb.process)
@@ -249,6 +251,9 @@ class LineClassifier(PrintedOutput):
         """The log (or the excerpt) ends: name what is still open. A traceback whose exception line never
         came is still a failure; a body cut off at its end is closed and judged. Guesses made before the
         log showed its phase are settled."""
+        still_open = self._folder.open_tracebacks()
+        if not self._phases.seen_marker and any(stack_shows_serving(tb.functions[-12:]) for tb in still_open):
+            self._phases.enter(Phase.SERVING)  # a stack cut off by the excerpt still shows where it ran
         if self.phase == Phase.SERVING and not self._phases.saw_start:
             for finding in self._phase_guesses:
                 if finding.kind == Kind.STARTUP_FAILURE.value:
@@ -259,7 +264,7 @@ class LineClassifier(PrintedOutput):
         body = self._folder.open_body()
         if body is not None:
             found += self._on_body(body, ParsedLine("", ""))
-        for tb in self._folder.open_tracebacks():
+        for tb in still_open:
             tb.line = tb.line or tb.first_line
             parsed = ParsedLine("", tb.last_code, tb.process)
             found += self._on_traceback(tb, parsed, tb.last_code or "Traceback (most recent call last):", False)
@@ -310,6 +315,8 @@ class LineClassifier(PrintedOutput):
             return self.phase
         if stack_shows_serving(tb.functions[-12:]):
             self._phases.enter(Phase.SERVING)
+            return Phase.SERVING
+        if tb.native:  # native code (kernels, NCCL, copies) runs once the model is loaded, as for a fatal signal
             return Phase.SERVING
         return Phase.BOOT
 

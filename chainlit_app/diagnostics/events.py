@@ -48,6 +48,9 @@ _FATAL = re.compile(
     r"realloc\(\): invalid|terminate called after throwing|thread '[^']*' panicked at",
     re.IGNORECASE,
 )
+# A fatal signal's banner printed among stack frames (torch prints native frames around it).
+_FATAL_BANNER = re.compile(r"^[!*=#\s]*(?:Segfault encountered|Fatal Python error|\*\*\* SIG[A-Z]+ received)",
+                           re.IGNORECASE)
 # Innermost frames worth naming: the serving stack's own code, not asyncio or the standard library.
 _OWN_CODE = re.compile(r"(?:^|/)(vllm|transformers|tokenizers|torch|jinja2|safetensors|huggingface_hub|openai|"
                        r"httpx|requests|urllib3|aiohttp|xformers|flash_attn|triton)/")
@@ -88,6 +91,12 @@ class Traceback:
     @property
     def functions(self) -> list[str]:
         return [func for _path, func in self.frames]
+
+    @property
+    def native(self) -> bool:
+        """Only native frames (`File "<unknown>", line 0, in cuMemcpyBatchAsync`): torch's C++ stack of a
+        crash, printed around its "Segfault encountered", not a Python exception."""
+        return bool(self.frames) and all(path.startswith("<unknown") for path, _func in self.frames)
 
 
 @dataclass
@@ -195,6 +204,9 @@ class EventFolder:
             self._tracebacks[key] = Traceback(first_line=lineno, process=key, dump=dump)
             return None
         frame = _FRAME.match(stripped)
+        if not frame and key in self._tracebacks and _FATAL_BANNER.search(stripped):
+            self._after_frame.discard(key)
+            return False  # "!!!!!!! Segfault encountered !!!!!!!" between native frames: an event, not code
         if not frame and key in self._after_frame:
             self._after_frame.discard(key)  # the source line under a frame, however it is indented
             tb = self._tracebacks.get(key)

@@ -117,7 +117,8 @@ _SERVING_FRAMES = re.compile(
     r"completion_stream_generator|output_handler|process_outputs|execute_model|_process_input_queue|"
     r"run_busy_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
     r"update_from_output|convert_tokens_to_string|decode|detokeniz|get_response|collective_rpc|"
-    r"allocate_slots|update_state_after_alloc|_alloc",
+    r"allocate_slots|update_state_after_alloc|_alloc|swap_blocks|sample_tokens|_sample\b|propose|draft_token|"
+    r"bookkeeping|process_input_socket|add_request|abort_request|get_output|execute_dummy_batch",
 )
 # Functions that run only while the server starts: their presence outweighs serving-looking frames
 # (a profiling run calls the model's forward as a request would).
