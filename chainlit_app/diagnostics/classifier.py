@@ -26,7 +26,7 @@ from .exceptions import ancestry, exception_name, lookup, raised_in
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
-from .phases import Phase, PhaseTracker, logger_shows_serving, stack_shows_serving
+from .phases import Phase, PhaseTracker, logger_shows_serving, stack_shows_serving, stack_shows_starting
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
 from .printed import COMPLETION_OUTPUT, PrintedOutput
 from .redact import SecretSource, secrets_of
@@ -67,6 +67,7 @@ class LineClassifier(PrintedOutput):
         self._glued = 0
         self._gauge_reported = False
         self._fatal_seen = False  # native stacks after a fatal signal are its frames, not another failure
+        self._fatal_guesses: list[Finding] = []  # fatal signals named before their stack showed the phase
 
     @property
     def ready(self) -> bool:
@@ -111,7 +112,10 @@ class LineClassifier(PrintedOutput):
         if frame:
             return self._match(msg, text, lineno, Context(self.phase, frame=True, level=parsed.level), parsed,
                                replaced)
+        dump = self._folder.peek(parsed.process)
         tb = self._folder.end_traceback(parsed, lineno)
+        if tb is None and dump is not None:
+            self._settle_fatal(dump)
         if tb is not None:
             return self._on_traceback(tb, parsed, text, replaced)
         return self._on_line(parsed, text, lineno, replaced)
@@ -153,7 +157,10 @@ class LineClassifier(PrintedOutput):
             # all, a fatal signal is read as a crash while serving
             phase = None if self._phases.seen_marker else Phase.SERVING
             self._fatal_seen = True
-            return self._phase_default(lineno, text, "a fatal signal", "fallback", phase)
+            found = self._phase_default(lineno, text, "a fatal signal", "fallback", phase)
+            if phase is not None and len(self._fatal_guesses) < 10:
+                self._fatal_guesses += found
+            return found
         if parsed.level == "ERROR" and self.phase != Phase.STOPPING and not is_harmless(parsed) \
                 and not msg[:1].isspace():  # an indented line is a fragment of a traceback, not a message
             return self._phase_default(lineno, text, "an error line", "weak")
@@ -265,6 +272,8 @@ class LineClassifier(PrintedOutput):
         if body is not None:
             found += self._on_body(body, ParsedLine("", ""))
         for tb in still_open:
+            if tb.dump or tb.native:
+                self._settle_fatal(tb)
             tb.line = tb.line or tb.first_line
             parsed = ParsedLine("", tb.last_code, tb.process)
             found += self._on_traceback(tb, parsed, tb.last_code or "Traceback (most recent call last):", False)
@@ -308,6 +317,18 @@ class LineClassifier(PrintedOutput):
     def _guess(self, finding: Finding) -> None:
         if len(self._phase_guesses) < 50:
             self._phase_guesses.append(finding)
+
+    def _settle_fatal(self, stack: Traceback) -> None:
+        """A fatal signal named without a phase marker was read as a crash while serving; the stack
+        printed with it (faulthandler's dump, torch's native frames) says when it happened."""
+        guesses, self._fatal_guesses = self._fatal_guesses, []
+        if not (stack.dump or stack.native) or not stack_shows_starting(stack.functions):
+            return
+        for finding in guesses:
+            finding.kind = Kind.STARTUP_FAILURE.value
+            finding.rule = f"phase_{Kind.STARTUP_FAILURE.value}"
+            finding.hint = ("Unrecognised start-up error (a fatal signal while the model was loaded, profiled or "
+                            "captured, as its stack shows): the server cannot start; read the evidence line.")
 
     def _traceback_phase(self, tb: Traceback) -> Phase:
         """The log's phase; when the excerpt has no markers, what the traceback's stack shows."""

@@ -258,6 +258,10 @@ class EventFolder:
         data = parse_json(close_json(text))
         return Body(start, start + len(lines) - 1, data if isinstance(data, dict) else None, text, lines)
 
+    def peek(self, process: str) -> Traceback | None:
+        """The traceback open for a process, if any (it stays open)."""
+        return self._tracebacks.get(process)
+
     def end_traceback(self, parsed: ParsedLine, lineno: int) -> Traceback | None:
         """Called for an ordinary line: when a traceback is open, this line is its exception line."""
         tb = self._tracebacks.pop(parsed.process, None)

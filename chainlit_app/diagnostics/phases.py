@@ -50,7 +50,8 @@ MARKERS: tuple[Marker, ...] = (
     _m(Phase.SERVING, r"Starting vLLM (?:API )?server|Available routes|Started server process|"
        r"Waiting for application startup", progress=True),
     _m(Phase.SERVING, r"Application startup complete|Uvicorn running on", progress=True),
-    _m(Phase.SERVING, r"EngineCore encountered a fatal error|EngineCore hit an exception|Error in model execution|"
+    _m(Phase.SERVING, r"Dumping (?:scheduler output for model execution|input data for V1 LLM engine)|"
+       r"EngineCore encountered a fatal error|EngineCore hit an exception|Error in model execution|"
        r"failure while handling (?:the )?request|Avg prompt throughput|Processed prompts|Added request|"
        r"Received request|"
        r"\"(?:GET|POST) /v1/\S* HTTP/[\d.]+\" 200"),
@@ -134,6 +135,11 @@ def stack_shows_serving(functions: list[str]) -> bool:
     """True when a traceback's functions are the serving path's and none runs only at start-up."""
     joined = " ".join(functions)
     return bool(_SERVING_FRAMES.search(joined)) and not _STARTING_FRAMES.search(joined)
+
+
+def stack_shows_starting(functions: list[str]) -> bool:
+    """True when a stack runs code that runs only while the server starts (loading, profiling, capture)."""
+    return bool(_STARTING_FRAMES.search(" ".join(functions)))
 
 
 def logger_shows_serving(logger: str) -> bool:
