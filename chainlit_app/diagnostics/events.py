@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .exception_bases import BASES
 from .lineformat import ParsedLine
 
 MAX_FRAMES = 60
@@ -34,10 +35,14 @@ _FRAME = re.compile(
 # The line that ends a traceback: a dotted class name, then ':' and the message (or nothing).
 _EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z_]\w*)(?::\s?(?P<msg>.*))?$")
 # An exception line printed without its traceback (excerpts, loggers that print only the message).
+# Its class is named like an exception, or lives in a library's errors module (`triton.runtime.errors.
+# OutOfResources`, `torch._dynamo.exc.BackendCompilerFailed`), or is a class the hierarchy table knows.
 _BARE_EXCEPTION = re.compile(
-    r"^(?P<type>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Fault|Interrupt|Warning|Timeout|Dead))"
+    r"^(?P<type>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Fault|Interrupt|Warning|Timeout|Dead)|"
+    r"(?:[a-z_]\w*\.)*(?:exc|errors?|exceptions)\.[A-Z]\w*)"
     r"(?::\s?(?P<msg>.*))?$"
 )
+_NAMED_EXCEPTION = re.compile(r"^(?P<type>[A-Z][A-Za-z]+): (?P<msg>\S.*)$")
 _CURLY_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 _MENTIONED = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
 _ACCESS = re.compile(r"\"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})")
@@ -238,7 +243,9 @@ class EventFolder:
         """An exception line seen outside any traceback: an event of its own, without frames."""
         m = _BARE_EXCEPTION.match(parsed.message.strip())
         if m is None:
-            return None
+            m = _NAMED_EXCEPTION.match(parsed.message.strip())
+            if m is None or m.group("type") not in BASES:
+                return None
         return Traceback(first_line=lineno, line=lineno, exception_type=m.group("type"),
                          message=(m.group("msg") or "").strip(), process=parsed.process,
                          text=parsed.message.strip())

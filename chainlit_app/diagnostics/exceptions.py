@@ -46,12 +46,12 @@ def _e(names: str, kind: Kind, hint: str, message: str = "", *, wrapper: bool = 
 # The status an HTTP client's error carries in its message ("Error code: 401", "401 Client Error",
 # "status_code=503", "Server error '503 Service Unavailable'"): what the server answered decides.
 _HTTP_ERRORS = ("APIStatusError APIError OpenAIError HTTPStatusError HTTPError ClientResponseError RequestException "
-                "ServiceUnavailableError BadGatewayError")
+                "ServiceUnavailableError BadGatewayError InternalServerError")
 
 
 def _status(codes: str) -> str:
     return (rf"(?:error code|status(?:[_ ]code)?|http(?:/[\d.]+)?|response)\W{{0,3}}(?:{codes})\b|"
-            rf"(?:^|[\s'\"(])(?:{codes}) (?:client error|server error|unauthorized|forbidden|not found|"
+            rf"^(?:{codes}), message=|(?:^|[\s'\"(])(?:{codes}) (?:client error|server error|unauthorized|forbidden|not found|"
             rf"too many requests|service unavailable|bad gateway|gateway time-?out|internal server error|"
             rf"request time-?out)")
 
@@ -85,7 +85,6 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
        "The server refused the API key: the client's key must equal vLLM's --api-key."),
     _e("NotFoundError VLLMNotFoundError LoRAAdapterNotFoundError", Kind.MODEL_NOT_FOUND,
        "The server does not serve that model or route: use a name from /v1/models and a URL ending in /v1."),
-    _e("InternalServerError", Kind.ENGINE_ERROR, "The server failed while answering: read its log at that time."),
     # model source and files (before the HTTP statuses: the hub's errors are HTTP errors too)
     _e("HFValidationError RepositoryNotFoundError GatedRepoError RevisionNotFoundError EntryNotFoundError "
        "LocalEntryNotFoundError OfflineModeIsEnabled HfHubHTTPError LocalTokenNotFoundError", Kind.STARTUP_FAILURE,
@@ -109,6 +108,7 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
        _status("502|503")),
     _e(_HTTP_ERRORS, Kind.ENGINE_ERROR, "The server failed while answering (500): read its log at that time.",
        _status("500")),
+    _e("InternalServerError", Kind.ENGINE_ERROR, "The server failed while answering: read its log at that time."),
     # text
     _e("UnicodeDecodeError UnicodeEncodeError UnicodeError", Kind.DECODE_ERROR,
        "Bytes could not be decoded as text: check the tokenizer files and the client's encoding."),
@@ -118,6 +118,9 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
     # builds that do not fit together
     _e("ImportError ModuleNotFoundError NVMLLibraryMismatchError", Kind.VERSION_MISMATCH,
        "A module is missing or was built for another version: reinstall vLLM with matching torch and CUDA."),
+    _e("OutOfResources", Kind.VERSION_MISMATCH,
+       "A Triton kernel needs more shared memory than this GPU has: the GPU is too old for this kernel; "
+       "try another attention backend (VLLM_ATTENTION_BACKEND), a smaller block size or another GPU."),
     # the message's structure: a library's API or binary is not the one the caller was written for
     _e("AttributeError", Kind.VERSION_MISMATCH,
        "A module lacks a name its caller expects: the installed versions do not fit together.",

@@ -54,6 +54,7 @@ _EXTRA_NEEDLES = (
     "core dumped",
     "signal",
     "exception",
+    "exc.",  # torch._dynamo.exc.BackendCompilerFailed: a library's exception module
     "{",
     "completionoutput(",
     "invalid pointer",
