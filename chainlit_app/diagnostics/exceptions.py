@@ -50,8 +50,10 @@ _HTTP_ERRORS = ("APIStatusError APIError OpenAIError HTTPStatusError HTTPError C
 
 
 def _status(codes: str) -> str:
-    return (rf"(?:error code|status(?:[_ ]code)?|http(?:/[\d.]+)?|response)\W{{0,3}}(?:{codes})\b|"
-            rf"^(?:{codes}), message=|(?:^|[\s'\"(])(?:{codes}) (?:client error|server error|unauthorized|forbidden|not found|"
+    return (rf"(?:error code|status(?:[_ ]code)?|http(?:/[\d.]+)?|response(?: code)?(?: was| is)?)"
+            rf"\W{{0,3}}(?:{codes})\b|"
+            rf"^(?:{codes}), message=|"
+            rf"(?:^|[\s'\"(])(?:{codes}) (?:client error|server error|unauthorized|forbidden|not found|"
             rf"too many requests|service unavailable|bad gateway|gateway time-?out|internal server error|"
             rf"request time-?out)")
 

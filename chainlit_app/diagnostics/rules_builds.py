@@ -149,12 +149,15 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"Min(?:imum)? capability: \d+|not supported (?:for|on) (?:the current|this) GPU|"
         r"compute capability (?:of )?\d+\.?\d* (?:is )?(?:not supported|too low|required)|"
-        r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability",
+        r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability|"
+        r"too old to be supported by the triton",
         hint="The GPU is too old for this dtype, quantization or kernel: use another dtype (--dtype float16) "
         "or quantization, or a newer GPU.",
         examples=(
             "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', "
             "'Current capability: 70.')",
+            "[rank0]: RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU "
+            "compiler, which is used as the",
         ),
     ),
     rule(
