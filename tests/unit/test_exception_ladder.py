@@ -1,0 +1,141 @@
+"""The exception step of the ladder on lines it was not written for: a printed class is looked up with its
+bases (the hierarchy of the real libraries), an HTTP client's error by the status it carries, a builtin by
+the structure of its message, and a fatal signal's phase by the stack printed with it.
+
+Every line below is real: copied from the public thread named beside it or from a corpus file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import httpx2
+import jinja2
+import openai
+import pytest
+
+from chainlit_app.diagnostics import HEALTHY, Kind, classify_file
+from chainlit_app.diagnostics.exception_bases import BASES
+from chainlit_app.diagnostics.exceptions import ancestry, lookup, lookup_exception
+from chainlit_app.diagnostics.phases import Phase
+from chainlit_app.diagnostics.whole_log import classify_lines
+
+DEV = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev"
+
+
+@pytest.mark.parametrize(
+    ("printed", "message", "kind"),
+    [
+        # no entry names these classes: their bases do
+        ("httpx.ReadError", "", Kind.CONNECTION),
+        ("httpcore.ReadError", "", Kind.CONNECTION),  # keyed by module: httpx has a ReadError too
+        ("aiohttp.client_exceptions.ClientConnectorDNSError", "", Kind.CONNECTION),
+        ("ConnectionResetError", "[Errno 54] Connection reset by peer", Kind.CONNECTION),  # vLLM #2484
+        ("jinja2.exceptions.TemplateAssertionError", "", Kind.CHAT_TEMPLATE),
+        # the most specific class decides, not the table's order: a timeout is not a refused connection,
+        # and the hub's errors are about the model's files although they are HTTP and connection errors too
+        ("httpx.ReadTimeout", "", Kind.SLOW_OR_STALLED),
+        ("huggingface_hub.errors.GatedRepoError", "", Kind.STARTUP_FAILURE),
+        ("huggingface_hub.errors.OfflineModeIsEnabled", "", Kind.STARTUP_FAILURE),
+    ],
+)
+def test_a_printed_class_is_named_through_its_bases(printed: str, message: str, kind: Kind) -> None:
+    entry = lookup(ancestry(printed), message)
+    assert entry is not None and entry.kind == kind, ancestry(printed)
+
+
+def test_the_bases_table_holds_the_real_hierarchies() -> None:
+    assert BASES["ReadError"].split()[:2] == ["NetworkError", "TransportError"]  # httpx
+    assert "APIConnectionError" in BASES["APITimeoutError"].split()  # openai
+    assert "TemplateSyntaxError" in BASES["TemplateAssertionError"].split()  # jinja2
+    assert "ConnectionError" in BASES["ConnectionResetError"].split()  # builtins
+
+
+def test_live_exceptions_use_the_same_table() -> None:
+    url = "http://127.0.0.1:8000/v1/chat/completions"
+    cases: list[tuple[BaseException, Kind]] = [
+        (httpx.ReadError("", request=httpx.Request("POST", url)), Kind.CONNECTION),
+        (openai.APITimeoutError(request=httpx2.Request("POST", url)), Kind.SLOW_OR_STALLED),  # openai's own httpx
+        (jinja2.TemplateAssertionError("no loop", 1), Kind.CHAT_TEMPLATE),
+    ]
+    for exc, kind in cases:
+        entry = lookup_exception(exc)
+        assert entry is not None and entry.kind == kind, type(exc)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # vllm-project/aibrix #1357: a proxy's httpx raise_for_status
+        ("httpx.HTTPStatusError: Client error '404 Not Found' for url 'http://192.168.0.130:8000/v1/chat/completions'",
+         Kind.MODEL_NOT_FOUND),
+        # PaddlePaddle/ERNIE #1031
+        ("openai.RateLimitError: Error code: 429 - {'error': {'code': 'rpm_rate_limit_exceeded', 'message': "
+         "'Rate limit reached for RPM', 'type': 'rate_limit_exceeded'}, 'id': 'as-wbx23eriqh'}", Kind.SLOW_OR_STALLED),
+        # vLLM #1492: the old openai client's error for a 500
+        ("openai.error.APIError: Invalid response object from API: 'Internal Server Error' "
+         "(HTTP response code was 500)", Kind.ENGINE_ERROR),
+    ],
+)
+def test_an_http_clients_error_is_named_by_its_status(line: str, kind: Kind) -> None:
+    report = classify_lines([line])
+    assert report.kind == kind.value
+    assert report.root is not None and report.root.basis == "exception_type"
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # a deployment note on vLLM 0.20.2 imported with torch 2.7.1 (the dtype is newer than the torch)
+        ("AttributeError: module 'torch' has no attribute 'float4_e2m1fn_x2'", Kind.VERSION_MISMATCH),
+        # FlashML-org/FreeToken #246 (the same message as vLLM #12498's title): a GPU too old for the kernel
+        ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: "
+         "65536. Reducing block sizes or `num_stages` may help.", Kind.VERSION_MISMATCH),
+    ],
+)
+def test_message_structure_and_module_named_exceptions(line: str, kind: Kind) -> None:
+    report = classify_lines([line])
+    assert report.kind == kind.value
+    assert report.root is not None and report.root.basis == "exception_type"
+
+
+def test_an_exception_from_a_libraries_exc_module_is_never_healthy() -> None:
+    # a public deployment note: torch.compile failing on a Tesla P100 under vLLM (two lines as posted)
+    lines = [
+        "[rank0]: torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+        "[rank0]: RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU "
+        "compiler, which is used as the",
+    ]
+    assert classify_lines(lines[:1]).kind != HEALTHY
+    assert classify_lines(lines).kind == Kind.VERSION_MISMATCH.value
+
+
+def test_an_api_mismatch_in_a_call_means_versions_only_while_starting() -> None:
+    # unnamed/serving/gh27973...: the same TypeError before and after the server said it serves
+    line = ("(APIServer pid=1533093) TypeError: Ernie45ReasoningParser.__init__() got an unexpected keyword argument "
+            "'chat_template_kwargs'")
+    assert lookup(ancestry("TypeError"), line, Phase.BOOT) is not None
+    assert classify_lines([line]).kind == Kind.VERSION_MISMATCH.value
+    serving = ["INFO:     Application startup complete.", line]
+    assert classify_lines(serving).kind == Kind.ENGINE_ERROR.value
+
+
+def test_a_fatal_banner_between_native_frames_is_a_crash_while_serving() -> None:
+    report = classify_file(DEV / "engine_error" / "gh44780_kv_offloading_native_long_context_segfault_swap_blocks.log")
+    assert report.kind == Kind.ENGINE_ERROR.value
+    assert report.root is not None and "Segfault encountered" in report.root.text
+
+
+def test_the_stack_printed_with_a_fatal_signal_settles_its_phase() -> None:
+    capture = classify_file(DEV / "startup_failure" / "gh3053_sigsegv_during_cuda_graph_capture.log")
+    assert capture.kind == Kind.STARTUP_FAILURE.value  # capture_model runs only while starting
+    assert capture.root is not None and "SIGSEGV" in capture.root.text
+    # without a stack the excerpt says nothing of its phase: native code runs once the model is loaded
+    bare = classify_lines(["*** SIGSEGV received at time=1709021359 on cpu 44 ***"])
+    assert bare.kind == Kind.ENGINE_ERROR.value
+
+
+def test_a_scheduler_dump_shows_the_engine_was_serving() -> None:
+    report = classify_file(DEV / "engine_error" / "gh20558_dump_scheduler_output_for_model_execution.log")
+    assert report.kind == Kind.ENGINE_ERROR.value
