@@ -139,3 +139,15 @@ def test_the_stack_printed_with_a_fatal_signal_settles_its_phase() -> None:
 def test_a_scheduler_dump_shows_the_engine_was_serving() -> None:
     report = classify_file(DEV / "engine_error" / "gh20558_dump_scheduler_output_for_model_execution.log")
     assert report.kind == Kind.ENGINE_ERROR.value
+
+
+def test_one_report_of_requests_waiting_at_zero_tokens_is_a_stall() -> None:
+    # dev/slow_or_stalled/gh338...: vLLM #338's one stats line, 3 pending, none running, 0 tokens/s
+    line = ("INFO 07-06 09:05:55 scheduler.py:254] Throughput: 0.0 tokens/s, Running: 0 reqs, Swapped: 0 reqs, "
+            "Pending: 3 reqs, GPU KV cache usage: 0.0%, CPU KV cache usage: 0.0%")
+    assert classify_lines([line]).kind == Kind.SLOW_OR_STALLED.value
+    # prompts still admitted: no stall yet (a constructed line in vLLM 0.32's stats format, as in test_classifier)
+    served = ("(APIServer pid=1) INFO 11-30 14:20:10 [loggers.py:335] Engine 000: Avg prompt throughput: 3.1 "
+              "tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 1 reqs, "
+              "CPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%")
+    assert classify_lines([served]).kind == HEALTHY
