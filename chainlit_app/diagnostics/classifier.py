@@ -21,21 +21,28 @@ import re
 from collections import Counter
 
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
-from .events import Access, Body, EventFolder, Traceback
+from .events import Body, EventFolder, Traceback
 from .exceptions import ancestry, exception_name, lookup, raised_in
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
-from .phases import Phase, PhaseTracker, logger_shows_serving, stack_shows_serving, stack_shows_starting
+from .phases import (
+    Phase,
+    PhaseTracker,
+    logger_shows_serving,
+    stack_shows_serving,
+    stack_shows_starting,
+    words_show_serving,
+)
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
 from .printed import COMPLETION_OUTPUT, PrintedOutput
 from .redact import SecretSource, secrets_of
+from .request_lines import RequestLines
 from .rule_tables import RULES
 from .rules import ALL_PHASES, Context, most_specific
 from .stats import StallWatch
 from .taxonomy import KINDS, Kind
 
-_MASS_ABORTS = 8
 # Cheap first looks before the full patterns (most lines are neither).
 _MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)")
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
@@ -44,7 +51,7 @@ _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|cor
 _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
 
 
-class LineClassifier(PrintedOutput):
+class LineClassifier(PrintedOutput, RequestLines):
     """Stateful, streaming line classifier: `feed` each line once, in order, with its 1-based number."""
 
     def __init__(self, secrets: SecretSource = ()) -> None:
@@ -60,6 +67,7 @@ class LineClassifier(PrintedOutput):
         # Findings whose kind depends on a phase the excerpt had not shown yet (no marker seen): named as
         # start-up failures, renamed engine errors if the log later shows that the server was serving.
         self._phase_guesses: list[Finding] = []
+        self._tb_guesses: list[tuple[Finding, Traceback, str]] = []  # named by type or place before a phase showed
         self._aborts = 0
         self._abort_second = ""
         self._streams = StreamAssembler()
@@ -73,10 +81,6 @@ class LineClassifier(PrintedOutput):
     def ready(self) -> bool:
         """True once the server has shown that it serves (startup complete, requests, stats)."""
         return self._phases.phase >= Phase.SERVING
-
-    @property
-    def phase(self) -> Phase:
-        return self._phases.phase
 
     def feed(self, line: str, lineno: int, *, replaced: bool = False) -> list[Finding]:
         """Classify one line. `replaced` says the line had undecodable bytes that we replaced with U+FFFD
@@ -163,7 +167,8 @@ class LineClassifier(PrintedOutput):
             return found
         if parsed.level == "ERROR" and self.phase != Phase.STOPPING and not is_harmless(parsed) \
                 and not msg[:1].isspace():  # an indented line is a fragment of a traceback, not a message
-            return self._phase_default(lineno, text, "an error line", "weak")
+            unknown = not self._phases.seen_marker and words_show_serving(msg)
+            return self._phase_default(lineno, text, "an error line", "weak", Phase.SERVING if unknown else None)
         if msg.startswith("vllm:num_requests_"):
             return self._gauge(msg, lineno, text)
         if not parsed.level and not parsed.process:
@@ -184,7 +189,15 @@ class LineClassifier(PrintedOutput):
         if (found and found[0].role != "weak") or named_before or phase == Phase.STOPPING:
             return found
         # a symptom pattern (weak) on the exception line yields to what the exception's type or place says
-        symptom = found
+        found = self._ladder(tb, text, phase, found, pointed_from)
+        if not self._phases.seen_marker and found and found[0].basis in ("exception_type", "raised_in") \
+                and len(self._tb_guesses) < 20:
+            self._tb_guesses.append((found[0], tb, text))  # named in a phase the excerpt had not shown yet
+        return found
+
+    def _ladder(self, tb: Traceback, text: str, phase: Phase, symptom: list[Finding], pointed_from: int
+                ) -> list[Finding]:
+        """Exception type, then where it was raised, then the weak symptom, then the phase."""
         entry = lookup(ancestry(tb.exception_type), tb.message, phase) if tb.exception_type else None
         if entry is None and tb.mentions and not tb.exception_type:
             entry = lookup(list(reversed(tb.mentions)), tb.message, phase)
@@ -230,30 +243,6 @@ class LineClassifier(PrintedOutput):
         return [self._finding(verdict.kind, body.line, text, verdict.hint, f"body_{verdict.kind.value}",
                               "decisive")]
 
-    def _on_access(self, access: Access, text: str) -> list[Finding] | None:
-        """Count successful chats and read meaning into bare 400 responses, which vLLM logs without the
-        reason (the reason only reaches the client). None: let the rules decide."""
-        chat = access.path.startswith("/v1/chat/completions")
-        if access.status == 200:
-            self._phases.enter(Phase.SERVING)
-            self._chat_ok += chat
-            return []
-        if access.status != 400 or not access.path.startswith(("/v1/chat/completions", "/v1/completions")):
-            return None
-        if self.phase == Phase.STOPPING:
-            return []
-        if chat and self._chat_ok == 0:
-            hint = (
-                "Every chat request so far was rejected with 400: usually a missing chat template (--chat-template); "
-                "the chat's error message says for sure."
-            )
-            return [self._finding(Kind.CHAT_TEMPLATE, access.line, text, hint, "access_400_every_chat", "weak")]
-        hint = (
-            "A request was rejected with 400 after others succeeded: usually prompt + max_tokens above max_model_len; "
-            "the chat's error message says for sure."
-        )
-        return [self._finding(Kind.CONTEXT_LENGTH, access.line, text, hint, "access_400", "weak")]
-
     def finish(self) -> list[Finding]:
         """The log (or the excerpt) ends: name what is still open. A traceback whose exception line never
         came is still a failure; a body cut off at its end is closed and judged. Guesses made before the
@@ -262,11 +251,17 @@ class LineClassifier(PrintedOutput):
         if not self._phases.seen_marker and any(stack_shows_serving(tb.functions[-12:]) for tb in still_open):
             self._phases.enter(Phase.SERVING)  # a stack cut off by the excerpt still shows where it ran
         if self.phase == Phase.SERVING and not self._phases.saw_start:
+            for guess, tb, text in self._tb_guesses:  # what the type or the place means while serving
+                settled = self._ladder(tb, text, Phase.SERVING, [], guess.points_to)
+                if settled and settled[0].kind != guess.kind:
+                    guess.kind, guess.hint, guess.rule, guess.basis = (
+                        settled[0].kind, settled[0].hint, settled[0].rule, settled[0].basis)
             for finding in self._phase_guesses:
                 if finding.kind == Kind.STARTUP_FAILURE.value:
                     finding.kind = Kind.ENGINE_ERROR.value
                     finding.hint = "The engine failed while serving: read the traceback and the lines before it."
         self._phase_guesses.clear()
+        self._tb_guesses.clear()
         found: list[Finding] = []
         body = self._folder.open_body()
         if body is not None:
@@ -339,26 +334,9 @@ class LineClassifier(PrintedOutput):
             return Phase.SERVING
         if tb.native:  # native code (kernels, NCCL, copies) runs once the model is loaded, as for a fatal signal
             return Phase.SERVING
+        if not stack_shows_starting(tb.functions) and words_show_serving(tb.message):
+            return Phase.SERVING
         return Phase.BOOT
-
-    def _busy_line(self, raw: str, lineno: int) -> list[Finding]:
-        """Successful access lines and request bookkeeping: update the serving state; a run of requests
-        aborted in the same second means that clients gave up waiting."""
-        self._phases.enter(Phase.SERVING)
-        if "aborted request" in raw.lower() and self.phase != Phase.STOPPING:
-            second = parse_line(raw).time
-            self._aborts = self._aborts + 1 if second and second == self._abort_second else 1
-            self._abort_second = second
-            if self._aborts == _MASS_ABORTS:
-                hint = (f"{_MASS_ABORTS} or more requests were aborted in the same second: "
-                        "clients gave up waiting (timeouts) or disconnected; check the load and /metrics.")
-                return [self._finding(Kind.SLOW_OR_STALLED, lineno, raw, hint, "mass_aborts", "weak")]
-            return []
-        self._aborts = 0  # only a run of aborts, one after the other, is a mass abort
-        access = self._folder.access(raw, 0)
-        if access and access.status == 200 and access.path.startswith("/v1/chat/completions"):
-            self._chat_ok += 1
-        return []
 
     def _on_new_life(self) -> None:
         self._chat_ok = 0

@@ -170,7 +170,8 @@ RAISED_IN: tuple[RaisedInEntry, ...] = (
                   "the architecture and the arguments.", _STARTING),
     RaisedInEntry(("attention/backends", "attention/ops", "v1/attention", "flash_attn", "xformers", "triton",
                    "_custom_ops", "platforms/"), Kind.VERSION_MISMATCH,
-                  "Raised in a kernel or attention backend: the build does not support this model or hardware."),
+                  "Raised in a kernel or attention backend: the build does not support this model or hardware.",
+                  _STARTING),  # start-up runs every kernel once (profiling, capture): one failing later is a crash
 )
 
 

@@ -117,7 +117,8 @@ _SERVING_FRAMES = re.compile(
     r"serving_|create_chat_completion|create_completion|chat_completion_stream_generator|"
     r"completion_stream_generator|output_handler|process_outputs|execute_model|_process_input_queue|"
     r"run_busy_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
-    r"update_from_output|convert_tokens_to_string|decode|detokeniz|get_response|collective_rpc|"
+    r"update_from_output|convert_tokens_to_string|(?<!\w)_?decode\b|batch_decode|detokeniz|get_response|"
+    r"collective_rpc|logprob|"
     r"allocate_slots|update_state_after_alloc|_alloc|swap_blocks|sample_tokens|_sample\b|propose|draft_token|"
     r"bookkeeping|process_input_socket|add_request|abort_request|get_output|execute_dummy_batch",
 )
@@ -135,6 +136,25 @@ def stack_shows_serving(functions: list[str]) -> bool:
     """True when a traceback's functions are the serving path's and none runs only at start-up."""
     joined = " ".join(functions)
     return bool(_SERVING_FRAMES.search(joined)) and not _STARTING_FRAMES.search(joined)
+
+
+# What an error's own words say of when it happened, for excerpts that show neither a marker nor a stack:
+# requests, prompts and sampled tokens exist only while serving; files, weights and arguments while starting.
+_SERVING_WORDS = re.compile(
+    r"\brequest(?:s|_id)?\b|\breq_id\b|chatcmpl-|\bcmpl-|\bprompt(?:_token_ids|s)?\b|\blogprobs?\b|\bsampl(?:ing|er)\b|"
+    r"\bseq_group|\bsequence group|\bstream(?:ing)?\b|\bdetokeniz|\bfinish_reason\b|\bscheduled?\b|\bbatch\b",
+    re.IGNORECASE,
+)
+_STARTING_WORDS = re.compile(
+    r"\bconfig(?:\.json)?\b|checkpoint|\bweights?\b|safetensors|\bload(?:ing|ed)?\b|architecture|quantiz|"
+    r"(?:^|\s)--[a-z][\w-]+|\bargument|\bdownload|\brevision\b|trust_remote_code|\binit(?:ializ\w+)?\b",
+    re.IGNORECASE,
+)
+
+
+def words_show_serving(message: str) -> bool:
+    """True when an error's message speaks of requests or generation and not of starting up."""
+    return bool(_SERVING_WORDS.search(message)) and not _STARTING_WORDS.search(message)
 
 
 def stack_shows_starting(functions: list[str]) -> bool:
