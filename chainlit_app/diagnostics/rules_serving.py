@@ -366,6 +366,17 @@ SERVING_RULES: tuple[Rule, ...] = (
         ),
     ),
     rule(
+        "tool_says_vllm_failed",
+        Kind.STARTUP_FAILURE,
+        # what the tools that run vLLM (InstructLab, GPUStack, Xinference, ...) print when it did not come up
+        r"\bvllm\b[^.\n]{0,40}\b(?:failed to start|did not start|exited with (?:exit )?(?:code|status)|"
+        r"not ready after|failed to launch)",
+        role="wrapper",
+        phases=STARTING,
+        hint="The tool that runs vLLM says it did not start; vLLM's own log (its serving output) holds the cause.",
+        examples=("vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",),
+    ),
+    rule(
         "access_5xx",
         Kind.ENGINE_ERROR,
         r"HTTP/[\d.]+\" 5\d\d\b",
