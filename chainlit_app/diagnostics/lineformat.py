@@ -28,6 +28,8 @@ _PREFIXES: tuple[re.Pattern[str], ...] = (
     re.compile(r"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s?"),
     # loguru / fastchat: "| ERROR    | app.llm:ask_tool:426 - ", "| ERROR | stderr | "
     re.compile(r"\|\s*(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s*\|\s*(?:[\w.:<>-]+ - |stderr \| )?"),
+    # rich's logging handler: "[05/05/25 18:08:24] ERROR    " (a time column, then the level)
+    re.compile(r"\[\d{2}/\d{2}/\d{2,4} \d{2}:\d{2}:\d{2}\]\s+(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+"),
     # journald: "Sep 05 11:48:04 host bash[20397]: "
     re.compile(r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [\w.@/-]+\[\d+\]: "),
     # box-drawing borders of terminal UIs (k9s, rich): "│ "
