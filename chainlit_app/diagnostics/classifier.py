@@ -22,7 +22,7 @@ from collections import Counter
 
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .events import Body, EventFolder, Traceback
-from .exceptions import ancestry, exception_name, lookup, raised_in
+from .exceptions import SERVING_ONLY, ancestry, exception_name, lookup, raised_in
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
@@ -329,7 +329,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         """The log's phase; when the excerpt has no markers, what the traceback's stack shows."""
         if self._phases.seen_marker:
             return self.phase
-        if stack_shows_serving(tb.functions[-12:]):
+        if stack_shows_serving(tb.functions[-12:]) or SERVING_ONLY.intersection(ancestry(tb.exception_type)):
             self._phases.enter(Phase.SERVING)
             return Phase.SERVING
         if tb.native:  # native code (kernels, NCCL, copies) runs once the model is loaded, as for a fatal signal

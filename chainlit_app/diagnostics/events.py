@@ -39,7 +39,7 @@ _EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z_]\w*)(?::\s?(?P<msg>
 # OutOfResources`, `torch._dynamo.exc.BackendCompilerFailed`), or is a class the hierarchy table knows.
 _BARE_EXCEPTION = re.compile(
     r"^(?P<type>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Fault|Interrupt|Warning|Timeout|Dead)|"
-    r"(?:[a-z_]\w*\.)*(?:exc|errors?|exceptions)\.[A-Z]\w*)"
+    r"(?:[a-z_]\w*\.)*(?:exc|errors?|exceptions)\.[A-Z]\w*|(?:Base)?Exception)"
     r"(?::\s?(?P<msg>.*))?$"
 )
 _NAMED_EXCEPTION = re.compile(r"^(?P<type>[A-Z][A-Za-z]+): (?P<msg>\S.*)$")

@@ -143,6 +143,13 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
 )
 
 
+# Classes raised only while a request is handled: such an exception shows the server was serving.
+SERVING_ONLY = frozenset({
+    "VLLMClientError", "VLLMValidationError", "VLLMNotFoundError", "VLLMUnprocessableEntityError", "VLLMServerError",
+    "GenerationError", "EngineGenerateError", "EngineDeadError", "AsyncEngineDeadError", "RequestValidationError",
+})
+
+
 @dataclass(frozen=True)
 class RaisedInEntry:
     """A path fragment of the innermost vLLM/transformers frame, what it means, and in which phases."""

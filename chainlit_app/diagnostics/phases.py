@@ -139,15 +139,17 @@ def stack_shows_serving(functions: list[str]) -> bool:
 
 
 # What an error's own words say of when it happened, for excerpts that show neither a marker nor a stack:
-# requests, prompts and sampled tokens exist only while serving; files, weights and arguments while starting.
+# requests and prompts exist only while serving; files, weights, arguments and settings that do not fit
+# together belong to starting (a message naming both is left to the other evidence).
 _SERVING_WORDS = re.compile(
-    r"\brequest(?:s|_id)?\b|\breq_id\b|chatcmpl-|\bcmpl-|\bprompt(?:_token_ids|s)?\b|\blogprobs?\b|\bsampl(?:ing|er)\b|"
-    r"\bseq_group|\bsequence group|\bstream(?:ing)?\b|\bdetokeniz|\bfinish_reason\b|\bscheduled?\b|\bbatch\b",
+    r"\brequest(?:s|_id)?\b|\breq_id\b|chatcmpl-|\bcmpl-|\bprompt(?:_token_ids|s)?\b|\bdetokeniz|"
+    r"\bfinish_reason\b",
     re.IGNORECASE,
 )
 _STARTING_WORDS = re.compile(
-    r"\bconfig(?:\.json)?\b|checkpoint|\bweights?\b|safetensors|\bload(?:ing|ed)?\b|architecture|quantiz|"
-    r"(?:^|\s)--[a-z][\w-]+|\bargument|\bdownload|\brevision\b|trust_remote_code|\binit(?:ializ\w+)?\b",
+    r"config\b|config\.json|checkpoint|\bweights?\b|safetensors|\bload(?:ing|ed)?\b|architecture|quantiz|"
+    r"(?:^|\s)--[a-z][\w-]+|\bargument|\bdownload|\brevision\b|trust_remote_code|\binit(?:ializ\w+)?\b|"
+    r"speculative|\bmax_num_\w+|\benable[_-]\w+|incompatible|not compatible",
     re.IGNORECASE,
 )
 
