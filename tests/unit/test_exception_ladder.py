@@ -151,3 +151,33 @@ def test_one_report_of_requests_waiting_at_zero_tokens_is_a_stall() -> None:
               "tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 1 reqs, "
               "CPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%")
     assert classify_lines([served]).kind == HEALTHY
+
+
+# Lines in vLLM 0.32's own words (its source under .venv-vllm), where no public thread quoted one yet.
+_RESET_FAILED = ("RuntimeError: Failed to reset KV cache even when all the running requests are preempted and moved "
+                 "to the waiting queue. This is likely due to the presence of running requests waiting for remote KV "
+                 "transfer, which is not supported yet.")
+_CONFIG_CONFLICT = ("ValueError: Fast prefill optimization for KV sharing is not compatible with EAGLE as EAGLE requires "
+                    "correct logits for all tokens while fast prefill gives incorrect logits for prompt tokens.")
+
+
+def test_an_errors_own_words_place_an_excerpt_without_markers() -> None:
+    assert classify_lines([_RESET_FAILED]).kind == Kind.ENGINE_ERROR.value  # running requests: serving
+    assert classify_lines([_CONFIG_CONFLICT]).kind == Kind.STARTUP_FAILURE.value  # settings that do not fit
+
+
+def test_a_class_raised_only_for_requests_places_an_excerpt_in_serving() -> None:
+    line = "vllm.exceptions.VLLMValidationError: Mixing raw image and embedding inputs is not allowed"  # chat_utils
+    assert classify_lines([line]).kind == Kind.ENGINE_ERROR.value
+
+
+def test_a_raised_error_that_says_deprecated_is_no_harmless_warning() -> None:
+    # config/model.py: the %s is vLLM's own placeholder, printed as is by a logger that formats nothing
+    line = ("ValueError: The quantization method %s is deprecated and will be removed in future versions of vLLM. "
+            "To bypass, set `--allow-deprecated-quantization`.")
+    assert classify_lines([line]).kind == Kind.STARTUP_FAILURE.value
+    # a healthy dev log's warning stays harmless (recorded with this machine's vLLM 0.32)
+    warning = ("/work/main/.venv-vllm/lib/python3.11/site-packages/vllm/entrypoints/openai/api_server.py:24: "
+               "DeprecationWarning: `vllm.entrypoints.openai.api_server` is deprecated and will likely beunsupported "
+               "in a future version. Use the corresponding function from")
+    assert classify_lines([warning]).kind == HEALTHY
