@@ -157,8 +157,9 @@ def test_one_report_of_requests_waiting_at_zero_tokens_is_a_stall() -> None:
 _RESET_FAILED = ("RuntimeError: Failed to reset KV cache even when all the running requests are preempted and moved "
                  "to the waiting queue. This is likely due to the presence of running requests waiting for remote KV "
                  "transfer, which is not supported yet.")
-_CONFIG_CONFLICT = ("ValueError: Fast prefill optimization for KV sharing is not compatible with EAGLE as EAGLE requires "
-                    "correct logits for all tokens while fast prefill gives incorrect logits for prompt tokens.")
+_CONFIG_CONFLICT = ("ValueError: Fast prefill optimization for KV sharing is not compatible with EAGLE as EAGLE "
+                    "requires correct logits for all tokens while fast prefill gives incorrect logits for prompt "
+                    "tokens.")
 
 
 def test_an_errors_own_words_place_an_excerpt_without_markers() -> None:
