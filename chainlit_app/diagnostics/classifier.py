@@ -225,7 +225,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         anything else (error bodies, text that was not JSON after all) goes through the rules line by line."""
         if body.data is not None and is_chunk(body.data):
             self._phases.enter(Phase.SERVING)
-            whole = self._streams.add(body.data)  # the whole streamed answer, once its last chunk came
+            whole = self._streams.add(body.data, body.line)  # the whole streamed answer, once its last chunk came
             if whole is not None:
                 return [self._finding(whole.kind, body.line, whole.evidence, whole.hint,
                                       f"stream_{whole.kind.value}", "decisive")]
@@ -262,7 +262,8 @@ class LineClassifier(PrintedOutput, RequestLines):
                     finding.hint = "The engine failed while serving: read the traceback and the lines before it."
         self._phase_guesses.clear()
         self._tb_guesses.clear()
-        found: list[Finding] = []
+        found = [self._finding(v.kind, line, v.evidence, v.hint, f"stream_{v.kind.value}", "decisive")
+                 for v, line in self._streams.flush()]
         body = self._folder.open_body()
         if body is not None:
             found += self._on_body(body, ParsedLine("", ""))

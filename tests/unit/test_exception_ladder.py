@@ -182,3 +182,24 @@ def test_a_raised_error_that_says_deprecated_is_no_harmless_warning() -> None:
                "DeprecationWarning: `vllm.entrypoints.openai.api_server` is deprecated and will likely beunsupported "
                "in a future version. Use the corresponding function from")
     assert classify_lines([warning]).kind == HEALTHY
+
+
+def test_a_stream_the_excerpt_cut_is_judged_by_its_text_so_far() -> None:
+    import json
+
+    from chainlit_app.diagnostics.answers import StreamAssembler
+
+    # the answer recorded on this machine (dev/degenerate_output/recorded_cpu_smollm2_body_weekday_loop_length.log),
+    # sent as stream chunks whose last one never came
+    body = json.loads((DEV / "degenerate_output" / "recorded_cpu_smollm2_body_weekday_loop_length.log").read_text())
+    text = body["choices"][0]["text"]
+    streams = StreamAssembler()
+    for start in range(0, len(text), 16):
+        chunk = {"id": "cmpl-1", "choices": [{"index": 0, "delta": {"content": text[start:start + 16]},
+                                              "finish_reason": None}]}
+        assert streams.add(chunk, line=start) is None
+    flushed = streams.flush()
+    assert [verdict.kind for verdict, _line in flushed] == [Kind.DEGENERATE_OUTPUT]
+    # an unfinished stream with nothing wrong in it yet says nothing
+    streams.add({"id": "cmpl-2", "choices": [{"index": 0, "delta": {"content": "Paris is the capital"}}]})
+    assert streams.flush() == []
