@@ -75,6 +75,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._glued = 0
         self._gauge_reported = False
         self._fatal_seen = False  # native stacks after a fatal signal are its frames, not another failure
+        self._named_messages: dict[str, int] = {}  # process -> line of its latest message a rule named
         self._fatal_guesses: list[Finding] = []  # fatal signals named before their stack showed the phase
 
     @property
@@ -154,6 +155,8 @@ class LineClassifier(PrintedOutput, RequestLines):
             return self._on_traceback(bare, parsed, text, replaced)
         found = self._match(msg, text, lineno, Context(self.phase, level=parsed.level), parsed, replaced)
         if found:
+            if found[0].role != "wrapper":
+                self._named_messages[parsed.process] = lineno  # a logger's message; its traceback may follow
             return found
         fatal = self._folder.fatal(msg, lineno) if _MAY_BE_FATAL.search(msg) else None
         if fatal is not None:
@@ -190,6 +193,8 @@ class LineClassifier(PrintedOutput, RequestLines):
             return found
         # a symptom pattern (weak) on the exception line yields to what the exception's type or place says
         found = self._ladder(tb, text, phase, found, pointed_from)
+        if found and found[0].basis == "phase" and self._named_messages.get(tb.process) == tb.first_line - 1:
+            return []  # `logger.exception(message)`: the message right above named it; its stack adds nothing
         if not self._phases.seen_marker and found and found[0].basis in ("exception_type", "raised_in") \
                 and len(self._tb_guesses) < 20:
             self._tb_guesses.append((found[0], tb, text))  # named in a phase the excerpt had not shown yet
@@ -204,7 +209,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         if entry is not None and (entry.wrapper and symptom):
             return symptom
         if entry is not None:
-            role = "wrapper" if entry.wrapper else "decisive"
+            role = "wrapper" if entry.wrapper else "weak" if entry.symptom else "decisive"
             finding = self._finding(entry.kind, tb.line, text, entry.hint, f"exc_{exception_name(tb.exception_type)}",
                                     role, "exception_type")
             finding.points_to = pointed_from if entry.wrapper else 0
@@ -212,8 +217,8 @@ class LineClassifier(PrintedOutput, RequestLines):
         where = raised_in(tb.raised_in, tb.stack, phase)
         if where is not None:
             hint = f"{where.hint} (raised in {tb.raised_in})"
-            return [self._finding(where.kind, tb.line, text, hint, f"raised_in_{where.kind.value}", "decisive",
-                                  "raised_in")]
+            return [self._finding(where.kind, tb.line, text, hint, f"raised_in_{where.kind.value}",
+                                  "weak" if where.symptom else "decisive", "raised_in")]
         if symptom:
             return symptom
         what = f"an unrecognised {exception_name(tb.exception_type)}" if tb.exception_type else \

@@ -58,7 +58,7 @@ _FATAL_BANNER = re.compile(r"^[!*=#\s]*(?:Segfault encountered|Fatal Python erro
                            re.IGNORECASE)
 # Innermost frames worth naming: the serving stack's own code, not asyncio or the standard library.
 _OWN_CODE = re.compile(r"(?:^|/)(vllm|transformers|tokenizers|torch|jinja2|safetensors|huggingface_hub|openai|"
-                       r"httpx|requests|urllib3|aiohttp|xformers|flash_attn|triton)/")
+                       r"httpx|httpcore|requests|urllib3|aiohttp|xformers|flash_attn|triton)/")
 
 
 @dataclass

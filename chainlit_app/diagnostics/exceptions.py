@@ -35,12 +35,13 @@ class ExceptionEntry:
     message: re.Pattern[str] | None = None
     wrapper: bool = False  # says only that something else failed first (points back)
     phases: frozenset[Phase] = _ANY_PHASE
+    symptom: bool = False  # what a client saw of a server's failure: the server's own cause, if shown, wins
 
 
 def _e(names: str, kind: Kind, hint: str, message: str = "", *, wrapper: bool = False,
-       phases: frozenset[Phase] = _ANY_PHASE) -> ExceptionEntry:
+       phases: frozenset[Phase] = _ANY_PHASE, symptom: bool = False) -> ExceptionEntry:
     pattern = re.compile(message, re.IGNORECASE) if message else None
-    return ExceptionEntry(frozenset(names.split()), kind, hint, pattern, wrapper, phases)
+    return ExceptionEntry(frozenset(names.split()), kind, hint, pattern, wrapper, phases, symptom)
 
 
 # The status an HTTP client's error carries in its message ("Error code: 401", "401 Client Error",
@@ -82,7 +83,8 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
        "ClientConnectionError ClientOSError ClientPayloadError ServerConnectionError RemoteDisconnected "
        "NameResolutionError gaierror UnsupportedProtocol InvalidURL MissingSchema InvalidSchema ProxyError",
        Kind.CONNECTION,
-       "The client could not reach the server or lost the connection: check that it runs and the URL."),
+       "The client could not reach the server or lost the connection: check that it runs and the URL.",
+       symptom=True),
     _e("AuthenticationError PermissionDeniedError", Kind.AUTH,
        "The server refused the API key: the client's key must equal vLLM's --api-key."),
     _e("NotFoundError VLLMNotFoundError LoRAAdapterNotFoundError", Kind.MODEL_NOT_FOUND,
@@ -107,10 +109,11 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
        _status("408|429|504")),
     _e(_HTTP_ERRORS, Kind.CONNECTION,
        "A proxy or the server said it is unavailable (502/503): it is down, starting or restarting.",
-       _status("502|503")),
+       _status("502|503"), symptom=True),
     _e(_HTTP_ERRORS, Kind.ENGINE_ERROR, "The server failed while answering (500): read its log at that time.",
-       _status("500")),
-    _e("InternalServerError", Kind.ENGINE_ERROR, "The server failed while answering: read its log at that time."),
+       _status("500"), symptom=True),
+    _e("InternalServerError", Kind.ENGINE_ERROR, "The server failed while answering: read its log at that time.",
+       symptom=True),
     # text
     _e("UnicodeDecodeError UnicodeEncodeError UnicodeError", Kind.DECODE_ERROR,
        "Bytes could not be decoded as text: check the tokenizer files and the client's encoding."),
@@ -159,6 +162,7 @@ class RaisedInEntry:
     hint: str
     phases: frozenset[Phase] = _ANY_PHASE
     anywhere: bool = False  # anywhere on the stack, not only in the innermost frame
+    symptom: bool = False  # a client's view of the server: the server's own cause, if shown, wins
 
 
 RAISED_IN: tuple[RaisedInEntry, ...] = (
@@ -175,6 +179,10 @@ RAISED_IN: tuple[RaisedInEntry, ...] = (
                    "config.py", "configs/", "arg_utils", "transformers_utils"), Kind.STARTUP_FAILURE,
                   "Raised while reading the model's configuration or weights: check the model folder, "
                   "the architecture and the arguments.", _STARTING),
+    # A client's transport (its exception line cut off by the excerpt): the request did not get through.
+    RaisedInEntry(("httpcore/", "httpx/", "urllib3/", "requests/adapters", "aiohttp/", "openai/_base_client"),
+                  Kind.CONNECTION, "Raised in the client's HTTP transport: the request did not reach the server or "
+                  "its answer was cut; check that the server runs and the URL.", symptom=True),
     RaisedInEntry(("attention/backends", "attention/ops", "v1/attention", "flash_attn", "xformers", "triton",
                    "_custom_ops", "platforms/"), Kind.VERSION_MISMATCH,
                   "Raised in a kernel or attention backend: the build does not support this model or hardware.",
