@@ -216,3 +216,10 @@ def test_what_a_client_saw_yields_to_the_servers_own_cause() -> None:
     # a client's traceback cut inside its HTTP transport (vLLM #2484) is a lost connection, not a start-up error
     assert classify_file(DEV / "connection" / "gh2484_httpx_readerror_connection_reset_by_peer.log").kind == \
         Kind.CONNECTION.value
+
+
+def test_a_loggers_message_keeps_its_name_over_the_stack_it_prints() -> None:
+    # Xinference's `logger.exception("cannot connect to supervisor")`: the message, then its traceback (cut)
+    report = classify_file(DEV / "connection" / "xinference2970_worker_cannot_connect_supervisor.log")
+    assert report.kind == Kind.CONNECTION.value
+    assert report.root is not None and "cannot connect to supervisor" in report.root.text
