@@ -22,7 +22,7 @@ from collections import Counter
 
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .events import Body, EventFolder, Traceback
-from .exceptions import SERVING_ONLY, ancestry, exception_name, lookup, raised_in
+from .exceptions import SERVING_ONLY, ancestry, exception_name, lookup, owner_of, raised_in
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
@@ -119,8 +119,10 @@ class LineClassifier(PrintedOutput, RequestLines):
                                replaced)
         dump = self._folder.peek(parsed.process)
         tb = self._folder.end_traceback(parsed, lineno)
-        if tb is None and dump is not None:
+        if tb is None and dump is not None:  # a stack that ended without its exception line still shows where
             self._settle_fatal(dump)
+            if not self._phases.seen_marker and stack_shows_serving(dump.functions[-12:]):
+                self._phases.enter(Phase.SERVING)
         if tb is not None:
             return self._on_traceback(tb, parsed, text, replaced)
         return self._on_line(parsed, text, lineno, replaced)
@@ -214,9 +216,9 @@ class LineClassifier(PrintedOutput, RequestLines):
                                     role, "exception_type")
             finding.points_to = pointed_from if entry.wrapper else 0
             return [finding]
-        where = raised_in(tb.raised_in, tb.stack, phase)
+        where = raised_in(tb.raised_in or owner_of(tb.message), tb.stack, phase)
         if where is not None:
-            hint = f"{where.hint} (raised in {tb.raised_in})"
+            hint = f"{where.hint} (raised in {tb.raised_in or owner_of(tb.message)})"
             return [self._finding(where.kind, tb.line, text, hint, f"raised_in_{where.kind.value}",
                                   "weak" if where.symptom else "decisive", "raised_in")]
         if symptom:

@@ -32,6 +32,9 @@ _TB_MARKER = re.compile(
 _FRAME = re.compile(
     r"File (?:\"(?P<path>[^\"]+)\", line \d+(?:,? in (?P<func>\S+))?|(?P<path2>\S+):\d+\S*, in (?P<func2>\S+))"
 )
+# The end of a frame line whose start is on another line (a paste wrapped it) or whose quotes a text editor
+# curled: `ference/vllm/model_runner.py", line 733, in generate_draft_token_ids`, `“api_server”,line 56, in generate`.
+_FRAME_TAIL = re.compile(r"^[\"“”]?(?P<path>[^\s\"“”]*)[\"“”]\s*,\s*line \d+,? in (?P<func>[\w<>.]+)\s*$")
 # The line that ends a traceback: a dotted class name, then ':' and the message (or nothing).
 _EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z_]\w*)(?::\s?(?P<msg>.*))?$")
 # An exception line printed without its traceback (excerpts, loggers that print only the message).
@@ -184,6 +187,7 @@ class EventFolder:
     def __init__(self) -> None:
         self._tracebacks: dict[str, Traceback] = {}  # open tracebacks by process: logs interleave them
         self._after_frame: set[str] = set()  # processes whose last line was a frame: the next is its code
+        self._latest = ""  # the process whose traceback got the latest frame: where a wrapped frame's tail goes
         self._body: list[str] = []
         self._body_start = 0
         self._depth = 0
@@ -218,8 +222,18 @@ class EventFolder:
             if tb is not None and stripped and not _EXCEPTION.match(stripped):
                 tb.last_code = stripped[:200]
                 return True
+        tail = None if frame or key in self._after_frame else _FRAME_TAIL.match(stripped)
+        if tail:
+            if not key and key not in self._tracebacks and self._latest in self._tracebacks:
+                key = self._latest  # a prefix-less tail continues the traceback that got the latest frame
+            tb = self._tracebacks.setdefault(key, Traceback(first_line=lineno, process=key))
+            if len(tb.frames) < MAX_FRAMES:
+                tb.frames.append((tail.group("path"), tail.group("func")))
+            self._latest = key
+            return True
         if frame:
             self._after_frame.add(key)
+            self._latest = key
             tb = self._tracebacks.setdefault(key, Traceback(first_line=lineno, process=key))
             if len(tb.frames) < MAX_FRAMES:
                 path = frame.group("path") or frame.group("path2") or ""

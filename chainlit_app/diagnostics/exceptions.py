@@ -229,6 +229,18 @@ def lookup_exception(exc: BaseException) -> ExceptionEntry | None:
     return None
 
 
+# The class an AttributeError or TypeError names owns the failure: "'QWenTokenizer' object has no attribute
+# 'byte_decoder'", "Ernie45ReasoningParser.__init__() got an unexpected keyword argument".
+_OWNER = re.compile(r"'(?P<a>\w+)' object (?:has no attribute|is not)|^(?P<b>[A-Z]\w+)\.\w+\(\) (?:got|takes|missing)")
+
+
+def owner_of(message: str) -> str:
+    """The class an exception's message names as the one that failed ('' when none), for `raised_in` when
+    the excerpt shows no frame of it."""
+    m = _OWNER.search(message)
+    return (m.group("a") or m.group("b") or "").lower() if m else ""
+
+
 def raised_in(innermost: str, stack: str, phase: Phase) -> RaisedInEntry | None:
     """What the code an exception was raised in says, in this phase: the innermost frame of the serving
     stack's own code, or for some entries any frame of the stack."""

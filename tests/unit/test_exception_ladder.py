@@ -223,3 +223,15 @@ def test_a_loggers_message_keeps_its_name_over_the_stack_it_prints() -> None:
     report = classify_file(DEV / "connection" / "xinference2970_worker_cannot_connect_supervisor.log")
     assert report.kind == Kind.CONNECTION.value
     assert report.root is not None and "cannot connect to supervisor" in report.root.text
+
+
+def test_frames_a_paste_wrapped_or_curled_still_show_where_the_failure_ran() -> None:
+    # arctic-inference #151: four workers' tracebacks interleaved, a frame path wrapped mid-word by the paste
+    wrapped = classify_file(DEV / "engine_error" /
+                            "arcticinference151_interleaved_workers_broadcast_valueerror_suffix_spec.log")
+    assert wrapped.kind == Kind.ENGINE_ERROR.value
+    # vLLM #739: `“api_server”,line 56, in generate` (curled quotes), then the tokenizer's AttributeError: the
+    # class the message names owns the failure, and the frame says it ran for a request
+    curled = classify_file(DEV / "decode_error" / "gh739_qwen7b_api_server_tokenizer_byte_decoder.log")
+    assert curled.kind == Kind.DECODE_ERROR.value
+    assert curled.root is not None and curled.root.basis == "raised_in"
