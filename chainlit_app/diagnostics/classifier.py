@@ -89,8 +89,8 @@ class LineClassifier(PrintedOutput, RequestLines):
         raw = line.rstrip("\r\n")
         if not raw or raw.isspace():
             return []
-        if '"log":' in raw[:40]:
-            raw = unwrap_docker_json(raw)
+        if '"log":' in raw[:40] or (raw[:1] == "{" and ('"level' in raw or '"severity"' in raw)):
+            raw = unwrap_docker_json(raw)  # Docker's json-file lines and structured (JSON) log lines
         low = raw.lower()
         if not (self._folder.in_traceback or self._folder.in_body):
             if any(n in low for n in BUSY_LINES):  # per-request lines: the bulk of a busy log

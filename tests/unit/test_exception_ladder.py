@@ -235,3 +235,27 @@ def test_frames_a_paste_wrapped_or_curled_still_show_where_the_failure_ran() -> 
     curled = classify_file(DEV / "decode_error" / "gh739_qwen7b_api_server_tokenizer_byte_decoder.log")
     assert curled.kind == Kind.DECODE_ERROR.value
     assert curled.root is not None and curled.root.basis == "raised_in"
+
+
+def test_more_line_formats_keep_level_and_process() -> None:
+    from chainlit_app.diagnostics.lineformat import parse_line, strip_ansi, unwrap_docker_json
+
+    # dev/slow_or_stalled/gh5484...: Ray's colour code pasted without its ESC
+    ray = strip_ansi("[36m(RayWorkerWrapper pid=4009) [rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught "
+                     "collective operation timeout")
+    assert parse_line(ray).process == "RayWorkerWrapper pid=4009"
+    # a Go service's structured log line (slog's JSON handler, as printed in a public book chapter)
+    slog = ('{"time":"2024-03-18T11:29:23.00000000+00:00","level":"ERROR","msg":"listen tcp :4000: bind: address '
+            'already in use"}')
+    assert parse_line(unwrap_docker_json(slog)).level == "ERROR"
+    assert classify_lines([slog]).kind == Kind.PORT_IN_USE.value
+    # a response body is no log line: it stays a body
+    body = '{"object":"error","message":"The model `gpt-4` does not exist.","type":"NotFoundError","code":404}'
+    assert unwrap_docker_json(body) == body
+    # one dev line (dev/engine_error) behind the prefixes other collectors add (put there here, not posted so)
+    message = "RuntimeError: Worker failed with error 'CUDA error: an illegal memory access was encountered"
+    line = f"(EngineCore pid=12244) ERROR 07-15 21:01:01 [core.py:1240] {message}"
+    for prefix in ("2025-04-07T09:11:20.833720466Z stdout F ", "> ", "[pod/vllm-0/vllm] "):
+        parsed = parse_line(prefix + line)
+        assert (parsed.level, parsed.process, parsed.message) == ("ERROR", "EngineCore pid=12244", message)
+    assert parse_line('ts=2025-04-07T09:11:20Z level=error msg="engine failed"').level == "ERROR"
