@@ -150,6 +150,8 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
 SERVING_ONLY = frozenset({
     "VLLMClientError", "VLLMValidationError", "VLLMNotFoundError", "VLLMUnprocessableEntityError", "VLLMServerError",
     "GenerationError", "EngineGenerateError", "EngineDeadError", "AsyncEngineDeadError", "RequestValidationError",
+    # a client's error carrying the server's answer: the server was up and answering
+    "APIStatusError", "HTTPStatusError", "ClientResponseError",
 })
 
 

@@ -51,9 +51,14 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "not_found_error",
         Kind.MODEL_NOT_FOUND,
-        r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b",
+        r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b|"
+        # FastAPI's own 404 body: the route does not exist (/generate on the OpenAI server, a URL without /v1)
+        r"[{,]\s*[\"']detail[\"']\s*:\s*[\"']Not Found[\"']\s*}",
         hint="The server answered 404: the model name or the base URL (CHAT_VLLM_URL, must end with /v1) is wrong.",
-        examples=("openai.NotFoundError: Error code: 404 - {'detail': 'Not Found'}",),
+        examples=(
+            "openai.NotFoundError: Error code: 404 - {'detail': 'Not Found'}",
+            'curl http://localhost:8000/generate {"detail":"Not Found"}',  # vLLM #5082's title
+        ),
     ),
     rule(
         "access_404_completion",
@@ -258,13 +263,15 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"Name or service not known|Temporary failure in name resolution|nodename nor servname|getaddrinfo failed|"
         r"Cannot connect to (?:host|supervisor|server)|All connection attempts failed|No route to host|"
         r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|ConnectTimeout|"
-        r"Connection timed out|connect timeout",
+        r"Connection timed out|connect timeout|Couldn't connect to server",
         role="weak",  # what a client saw: a server's own failure in the same excerpt is the cause
         hint="Nothing answers at CHAT_VLLM_URL: "
         "start the server (or wait for start-up) and check host, port and the /v1 suffix.",
         examples=(
             "httpx.ConnectError: [Errno 111] Connection refused",
             "openai.APIConnectionError: Connection error.",
+            # curl 8, quoted in a public run record
+            "curl: (7) Failed to connect to localhost port 8888 after 0 ms: Couldn't connect to server",
         ),
     ),
     rule(
@@ -272,11 +279,14 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.CONNECTION,
         r"RemoteProtocolError|Server disconnected without sending a response|"
         r"peer closed connection without sending complete message body|incomplete chunked read|IncompleteRead|"
-        r"ServerDisconnectedError|Connection aborted",
+        r"ServerDisconnectedError|Connection aborted|Empty reply from server",
         role="weak",
         hint="The server closed the connection mid-answer, usually because it crashed: "
         "read the server log around that time.",
-        examples=("httpx.RemoteProtocolError: peer closed connection without sending complete message body",),
+        examples=(
+            "httpx.RemoteProtocolError: peer closed connection without sending complete message body",
+            "curl: (52) Empty reply from server",  # an LLM server's /v1/models check, in a public report
+        ),
     ),
     rule(
         "connection_reset",
