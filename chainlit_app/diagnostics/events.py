@@ -53,6 +53,7 @@ _FATAL = re.compile(
     r"Fatal Python error|Segfault encountered|"
     r"SIGSEGV|SIGABRT|SIGBUS|Segmentation fault|core dumped|\bsignal 11\b|exitcode=-(?:11|6)\b|"
     r"died with (?:exit code -|signal)|terminated by signal|double free or corruption|free\(\): invalid|"
+    r"worker died or was killed|"
     r"realloc\(\): invalid|terminate called after throwing|thread '[^']*' panicked at",
     re.IGNORECASE,
 )

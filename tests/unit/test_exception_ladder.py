@@ -259,3 +259,13 @@ def test_more_line_formats_keep_level_and_process() -> None:
         parsed = parse_line(prefix + line)
         assert (parsed.level, parsed.process, parsed.message) == ("ERROR", "EngineCore pid=12244", message)
     assert parse_line('ts=2025-04-07T09:11:20Z level=error msg="engine failed"').level == "ERROR"
+
+
+def test_a_ray_worker_that_died_is_never_healthy() -> None:
+    # a public RL training log (verl on Ray), as printed by the raylet
+    line = ("(raylet) A worker died or was killed while executing a task by an unexpected system error. To "
+            "troubleshoot the problem, check the logs for the dead worker. RayTask ID: "
+            "ffffffffffffffffc90bbe1574830f10a33b147c01000000 Worker ID: f7ea96b1e8e804f578390a97c97d6bf")
+    report = classify_lines([line])
+    assert report.kind == Kind.ENGINE_ERROR.value  # no phase shown: a crash of native code while serving
+    assert report.root is not None and report.root.basis == "phase"
