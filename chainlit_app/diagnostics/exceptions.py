@@ -83,8 +83,7 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
        "ClientConnectionError ClientOSError ClientPayloadError ServerConnectionError RemoteDisconnected "
        "NameResolutionError gaierror UnsupportedProtocol InvalidURL MissingSchema InvalidSchema ProxyError",
        Kind.CONNECTION,
-       "The client could not reach the server or lost the connection: check that it runs and the URL.",
-       symptom=True),
+       "The client could not reach the server or lost the connection: check that it runs and the URL."),
     _e("AuthenticationError PermissionDeniedError", Kind.AUTH,
        "The server refused the API key: the client's key must equal vLLM's --api-key."),
     _e("NotFoundError VLLMNotFoundError LoRAAdapterNotFoundError", Kind.MODEL_NOT_FOUND,

@@ -264,7 +264,6 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"Cannot connect to (?:host|supervisor|server)|All connection attempts failed|No route to host|"
         r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|ConnectTimeout|"
         r"Connection timed out|connect timeout|Couldn't connect to server",
-        role="weak",  # what a client saw: a server's own failure in the same excerpt is the cause
         hint="Nothing answers at CHAT_VLLM_URL: "
         "start the server (or wait for start-up) and check host, port and the /v1 suffix.",
         examples=(
@@ -280,7 +279,6 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"RemoteProtocolError|Server disconnected without sending a response|"
         r"peer closed connection without sending complete message body|incomplete chunked read|IncompleteRead|"
         r"ServerDisconnectedError|Connection aborted|Empty reply from server",
-        role="weak",
         hint="The server closed the connection mid-answer, usually because it crashed: "
         "read the server log around that time.",
         examples=(

@@ -205,14 +205,16 @@ def test_a_stream_the_excerpt_cut_is_judged_by_its_text_so_far() -> None:
     assert streams.flush() == []
 
 
-def test_what_a_client_saw_yields_to_the_servers_own_cause() -> None:
-    # two real lines of the dev corpus, put one after the other as a client's and a server's output would be
-    client = "APIConnectionError: Connection error."  # dev/connection (a llama_index client)
+def test_a_status_a_client_saw_yields_to_the_servers_own_cause() -> None:
+    # two real lines put one after the other as a client's and a server's output would be
+    client = ("openai.error.APIError: Invalid response object from API: 'Internal Server Error' "
+              "(HTTP response code was 500)")  # vLLM #1492
     server = ("(EngineCore pid=12244) ERROR 07-15 21:01:01 [core.py:1240] RuntimeError: Worker failed with error "
               "'CUDA error: an illegal memory access was encountered")  # dev/engine_error
-    assert classify_lines([client]).kind == Kind.CONNECTION.value  # alone, the client's view decides
+    alone = classify_lines([client])
+    assert alone.kind == Kind.ENGINE_ERROR.value and alone.root is not None and alone.root.role == "weak"
     report = classify_lines([client, server])
-    assert report.kind == Kind.ENGINE_ERROR.value and report.root is not None and report.root.line == 2
+    assert report.root is not None and report.root.line == 2  # the server's line is the cause, not the 500
     # a client's traceback cut inside its HTTP transport (vLLM #2484) is a lost connection, not a start-up error
     assert classify_file(DEV / "connection" / "gh2484_httpx_readerror_connection_reset_by_peer.log").kind == \
         Kind.CONNECTION.value
