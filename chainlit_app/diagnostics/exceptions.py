@@ -133,6 +133,12 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
        "A compiled library is missing or was built for another version: reinstall matching builds.",
        r"cannot open shared object file|undefined symbol|Symbol not found|DLL load failed|GLIBC\w*_[\d.]+'? not found|"
        r"invalid ELF header|wrong ELF class"),
+    _e("NotImplementedError", Kind.VERSION_MISMATCH,
+       "This build or device has no implementation for the setting or model: the hardware (CPU, ROCm, XPU, an "
+       "older GPU) lacks a kernel; change the setting (dtype, KV cache dtype, attention backend) or the build.",
+       r"not (?:yet )?supported (?:on|for|with|by) (?:the current platform|this (?:platform|device|GPU)|CPU|ROCm|"
+       r"XPU|TPU|HPU|NPU|Neuron)|requires x86 with AVX|AVX-?512",
+       phases=_STARTING),
     _e("TypeError", Kind.VERSION_MISMATCH,
        "A call does not fit the function it calls while starting: the installed versions (vLLM, transformers, "
        "a plugin) do not fit together.",

@@ -271,3 +271,11 @@ def test_a_ray_worker_that_died_is_never_healthy() -> None:
     report = classify_lines([line])
     assert report.kind == Kind.ENGINE_ERROR.value  # no phase shown: a crash of native code while serving
     assert report.root is not None and report.root.basis == "phase"
+
+
+def test_no_implementation_on_this_hardware_is_a_build_that_does_not_fit() -> None:
+    # vLLM 0.32's own words (v1/attention/backends/cpu_attn.py, a complete literal)
+    line = "NotImplementedError: FP8 KV cache on CPU requires x86 with AVX-512 or AMX."
+    assert classify_lines([line]).kind == Kind.VERSION_MISMATCH.value
+    # while serving the same class says nothing of the build: the phase decides
+    assert classify_lines(["INFO:     Application startup complete.", line]).kind == Kind.ENGINE_ERROR.value
