@@ -52,9 +52,14 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "not_found_error",
         Kind.MODEL_NOT_FOUND,
-        r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b",
+        r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b|"
+        # FastAPI's own 404 body: the route does not exist (/generate on the OpenAI server, a URL without /v1)
+        r"[{,]\s*[\"']detail[\"']\s*:\s*[\"']Not Found[\"']\s*}",
         hint=Msg("rule.not_found_error"),
-        examples=("openai.NotFoundError: Error code: 404 - {'detail': 'Not Found'}",),
+        examples=(
+            "openai.NotFoundError: Error code: 404 - {'detail': 'Not Found'}",
+            'curl http://localhost:8000/generate {"detail":"Not Found"}',  # vLLM #5082's title
+        ),
     ),
     rule(
         "access_404_completion",
@@ -249,11 +254,13 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"Name or service not known|Temporary failure in name resolution|nodename nor servname|getaddrinfo failed|"
         r"Cannot connect to (?:host|supervisor|server)|All connection attempts failed|No route to host|"
         r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|ConnectTimeout|"
-        r"Connection timed out|connect timeout",
+        r"Connection timed out|connect timeout|Couldn't connect to server",
         hint=Msg("rule.connection_refused"),
         examples=(
             "httpx.ConnectError: [Errno 111] Connection refused",
             "openai.APIConnectionError: Connection error.",
+            # curl 8, quoted in a public run record
+            "curl: (7) Failed to connect to localhost port 8888 after 0 ms: Couldn't connect to server",
         ),
     ),
     rule(
@@ -261,9 +268,12 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.CONNECTION,
         r"RemoteProtocolError|Server disconnected without sending a response|"
         r"peer closed connection without sending complete message body|incomplete chunked read|IncompleteRead|"
-        r"ServerDisconnectedError|Connection aborted",
+        r"ServerDisconnectedError|Connection aborted|Empty reply from server",
         hint=Msg("rule.connection_broken"),
-        examples=("httpx.RemoteProtocolError: peer closed connection without sending complete message body",),
+        examples=(
+            "httpx.RemoteProtocolError: peer closed connection without sending complete message body",
+            "curl: (52) Empty reply from server",  # an LLM server's /v1/models check, in a public report
+        ),
     ),
     rule(
         "connection_reset",
@@ -351,6 +361,17 @@ SERVING_RULES: tuple[Rule, ...] = (
         examples=(
             "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
         ),
+    ),
+    rule(
+        "tool_says_vllm_failed",
+        Kind.STARTUP_FAILURE,
+        # what the tools that run vLLM (InstructLab, GPUStack, Xinference, ...) print when it did not come up
+        r"\bvllm\b[^.\n]{0,40}\b(?:failed to start|did not start|exited with (?:exit )?(?:code|status)|"
+        r"not ready after|failed to launch)",
+        role="wrapper",
+        phases=STARTING,
+        hint=Msg("rule.tool_says_vllm_failed"),
+        examples=("vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",),
     ),
     rule(
         "access_5xx",
