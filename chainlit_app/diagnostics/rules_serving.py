@@ -18,6 +18,16 @@ _PROCESS_FAILED = (
     r"EngineCore encountered a fatal error|Exception in worker|engine core exited unexpectedly"
 )
 
+
+
+def _reported_status(codes: str, *phrases: str) -> str:
+    """An HTTP status in a client's or a gateway's own words: 'failed with status code 403', a JSON error
+    body's "status": 401 / "code": 503, or a status line's phrase. Access lines ('HTTP/1.1" 500') have rules of
+    their own and do not match these."""
+    fields = [rf"{q}{key}{q}:\s*{q}?(?:{codes})\b" for q in ('"', "'") for key in ("status", "status_code", "code")]
+    return "|".join([rf"\bstatus(?:[_ ]?code)?\W{{0,3}}(?:{codes})\b", *fields, *(rf"\b{p}\b" for p in phrases)])
+
+
 SERVING_RULES: tuple[Rule, ...] = (
     # --- request-level errors ---
     rule(
@@ -121,11 +131,28 @@ SERVING_RULES: tuple[Rule, ...] = (
         "chat_template_failed",
         Kind.CHAT_TEMPLATE,
         r"error occurred in `?transformers`? while applying chat template|Error in applying chat template|"
-        r"error while applying (?:the )?chat template|Failed to apply chat template",
+        r"error while applying (?:the )?chat template|Failed to apply chat template|"
+        r"Failed (?:applying|rendering) the (?:jinja )?chat template|failed to render (?:the )?chat template",
         hint="The chat template raised an error for these messages: "
         "fix the template or pass a working one with --chat-template.",
         examples=(
             "ERROR 09-14 13:08:40 [chat_utils.py:1233] An error occurred in `transformers` while applying chat template",  # noqa: E501
+            "ERROR: Model worker crashed: Failed applying the jinja chat template: invalid operation: tried to use + "
+            "operator on unsupported types undefined and string (in <string>:3)",  # nobodywho #61
+        ),
+    ),
+    rule(
+        "chat_template_source_in_error",
+        Kind.CHAT_TEMPLATE,
+        # an error that quotes Jinja statements: the template engine (jinja2, minijinja, llama.cpp's) shows the
+        # template line it failed on, whatever words its message uses
+        "|".join(rf"{word}\b.{{0,400}}?\{{%-?\s*(?:set|if|for|elif|else|endif|endfor|macro|call)\b"
+                 for word in ("error", "failed", "exception", "crashed")),
+        hint="The chat template fails on this conversation (the error quotes the template line): "
+        "fix the template or pass a working one (--chat-template).",
+        examples=(
+            'API request failed with status 500: {"error":{"code":500,"message":"Value is not callable: null at '
+            "row 49, column 79:\\n                {%- set content = (m_content.split('</think>')|last)",  # jan #6123
         ),
     ),
     rule(
@@ -340,6 +367,51 @@ SERVING_RULES: tuple[Rule, ...] = (
         role="weak",
         hint="Something timed out: check whether the server is overloaded or stuck (/metrics).",
         examples=("asyncio.exceptions.TimeoutError",),
+    ),
+    # --- an HTTP status a client reports in its own words (not an access line; those are above) ---
+    rule(
+        "reported_status_auth",
+        Kind.AUTH,
+        _reported_status("401|403|unauthorized|forbidden|unauthenticated", "403 Forbidden")
+        + r"|\b(?:access|auth\w*|bearer|api|id)[ _-]?token is (?:invalid|expired)\b",
+        hint="The server or a gateway in front of it refused the credentials (401/403): the key must be the one "
+        "it expects (vLLM --api-key), and a gateway's key must be allowed to use this model.",
+        examples=(
+            'Dify 401. {"code": "unauthorized", "message": "Access token is invalid", "status": 401}',  # AstrBot #971
+            "Credentials validation failed with status code 403",  # GPUStack #4689
+        ),
+    ),
+    rule(
+        "reported_status_unavailable",
+        Kind.CONNECTION,
+        _reported_status("502|503"),
+        role="weak",
+        hint="A proxy or the server said it is unavailable (502/503): it is down, starting or restarting.",
+        examples=("Request failed with status code 502",),
+    ),
+    rule(
+        "reported_status_timeout",
+        Kind.SLOW_OR_STALLED,
+        _reported_status("408|429|504"),
+        role="weak",
+        hint="The server or a proxy gave up waiting or refused more work (408/429/504): it is overloaded or stuck.",
+        examples=("openai request failed with status code 504",),
+    ),
+    rule(
+        "reported_status_500",
+        Kind.ENGINE_ERROR,
+        _reported_status("500"),
+        role="weak",
+        hint="The server failed while answering (500): its own log at that time holds the cause.",
+        examples=('API request failed with status 500: {"error":{"code":500,"message":"Value is not callable"}}',),
+    ),
+    rule(
+        "container_not_started",
+        Kind.STARTUP_FAILURE,
+        r"Error response from daemon",
+        role="weak",
+        hint="Docker could not start the container: the rest of the message says why (driver, port, image).",
+        examples=("docker: Error response from daemon: failed to create task for container: failed to create shim task",),
     ),
     # --- wrappers: consequences that point at a cause printed elsewhere ---
     rule(
