@@ -18,6 +18,9 @@ _HAS_WORD = re.compile(r"[^\W\d_]")
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
 # Long runs of digits again and again: numbers a broken model emits instead of words.
 _DIGIT_RUN = re.compile(r"\d{9,}")
+# NaN or inf logits make every step pick token 0, which is '!' in byte-level BPE vocabularies (GPT-2, Llama 3,
+# Qwen): an answer that ends in (or is) a long run of '!' is broken numerics (fp16 overflow), not emphasis.
+_TOKEN_ZERO_RUN = re.compile(r"!{16,}")
 MAX_SCAN = 8000
 
 
@@ -52,7 +55,7 @@ _MOJIBAKE = re.compile(r"[\u00c2-\u00ef][\u0080-\u00bf\u0100-\u017f]")
 
 def is_garbled(text: str) -> bool:
     """Replacement characters, UTF-8 shown as Latin-1, or letters of unrelated scripts in one answer."""
-    if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4:
+    if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4 or _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]):
         return True
     runs = _DIGIT_RUN.findall(text[:4000])
     if len(runs) >= 2 and sum(map(len, runs)) >= 0.25 * len(text.strip()):
@@ -145,6 +148,9 @@ def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
         choices = [{"message": body}]  # the message object alone
     if not isinstance(choices, list) and isinstance(body.get("message"), dict) and "finish_reason" in body:
         choices = [body]  # one choice alone
+    texts = body.get("text")
+    if not isinstance(choices, list) and isinstance(texts, list) and texts and all(isinstance(t, str) for t in texts):
+        choices = [{"text": t} for t in texts]  # vLLM's own /generate server: {"text": [prompt + answer, ...]}
     if body.get("object") == "response" and body.get("output") == []:
         tokens = (body.get("usage") or {}).get("output_tokens") if isinstance(body.get("usage"), dict) else None
         return judge_answer(None, "stop", tokens if isinstance(tokens, int) else None)
@@ -220,7 +226,8 @@ def _garbled(text: str) -> AnswerVerdict | None:
     if not is_garbled(text):
         return None
     replacement = text.count("\ufffd")
-    what = f"{replacement} U+FFFD" if replacement else f"letters of {len(scripts_in(text))} scripts"
+    what = f"{replacement} U+FFFD" if replacement else "a run of '!' (token 0)" \
+        if _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) else f"letters of {len(scripts_in(text))} scripts"
     return AnswerVerdict(
         Kind.DECODE_ERROR,
         f"the answer is garbled ({what} in {len(text)} characters)",

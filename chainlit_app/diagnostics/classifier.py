@@ -35,7 +35,7 @@ from .phases import (
     words_show_serving,
 )
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
-from .printed import COMPLETION_OUTPUT, PrintedOutput
+from .printed import COMPLETION_OUTPUT, PrintedCycle, PrintedOutput
 from .redact import SecretSource, secrets_of
 from .request_lines import RequestLines
 from .rule_tables import RULES
@@ -63,6 +63,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._last_traceback = 0  # exception line of the latest traceback: where wrappers point
         self._named_in_traceback: set[str] = set()  # processes whose open traceback already has a finding
         self._plain: Counter[str] = Counter()
+        self._cycle = PrintedCycle()
         self._loop_reported = False
         # Findings whose kind depends on a phase the excerpt had not shown yet (no marker seen): named as
         # start-up failures, renamed engine errors if the log later shows that the server was serving.

@@ -7,7 +7,7 @@ Mixed into `LineClassifier`, kept apart so that each file holds one concern.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, deque
 
 from .answers import is_garbled, is_looping, judge_answer
 from .findings import Finding
@@ -28,12 +28,44 @@ _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 # Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
+_HAS_LETTERS = re.compile(r"[^\W\d_]")
+
+
+class PrintedCycle:
+    """Consecutive printed lines that repeat as a block ('Let me write. / Go. / Writing. / OK.' again and
+    again): a model caught in a loop of short lines, which no single line shows. Bounded to the last lines."""
+
+    MAX_PERIOD = 8
+
+    def __init__(self) -> None:
+        self._lines: deque[str] = deque(maxlen=3 * self.MAX_PERIOD)
+        self._last = 0
+
+    def add(self, key: str, lineno: int) -> bool:
+        """Record one printed line; True when the latest lines are a block of 3+ lines printed twice in a
+        row, or of 2 lines printed three times (blank lines between them do not count)."""
+        if lineno - self._last > 2:
+            self._lines.clear()  # a log line came between: these are not one printout
+        self._last = lineno
+        self._lines.append(key)
+        lines = list(self._lines)
+        for period in range(2, self.MAX_PERIOD + 1):
+            repeats = 2 if period >= 3 else 3
+            if len(lines) < period * repeats:
+                break
+            block = lines[-period:]
+            if len(set(block)) < period or sum(len(_HAS_LETTERS.findall(line)) for line in block) < 16:
+                continue
+            if all(lines[-period * (i + 1):len(lines) - period * i] == block for i in range(1, repeats)):
+                return True
+        return False
 
 
 class PrintedOutput:
     """Reading printed answers; the classifier provides `_finding` and this state."""
 
     _plain: Counter[str]
+    _cycle: PrintedCycle
     _glued: int
     _loop_reported: bool
     _gauges: dict[str, float]
@@ -76,8 +108,13 @@ class PrintedOutput:
         found = self._printed_block(key, lineno, text)
         if found:
             return found
-        if self._loop_reported or len(key) < _PLAIN_LINE_MIN or _PROGRESS_BAR.search(key) \
-                or _NOT_AN_ANSWER.search(key):
+        if self._loop_reported or _PROGRESS_BAR.search(key) or _NOT_AN_ANSWER.search(key):
+            return []
+        if self._cycle.add(key, lineno):
+            self._loop_reported = True
+            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix[0]
+            return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_block_loops", "weak")]
+        if len(key) < _PLAIN_LINE_MIN:
             return []
         if len(self._plain) >= MAX_PLAIN_LINES:
             self._plain.clear()
