@@ -45,6 +45,7 @@ MARKERS: tuple[Marker, ...] = (
     _m(Phase.BOOT, r"Automatically detected platform|Initializing a V1 LLM engine|Resolved architecture",
        progress=True),
     _m(Phase.LOADING, r"Starting to load model|Loading weights|Loading safetensors|Model loading took|"
+       r"Attempted to load weight|"
        r"KV cache size|init engine|Capturing CUDA graph|Graph capturing|torch\.compile takes|Compiling a graph|"
        r"Compiling model|Dynamo bytecode transform|warming up|warmup model|Memory profiling takes", progress=True),
     _m(Phase.SERVING, r"Starting vLLM (?:API )?server|Available routes|Started server process|"

@@ -372,14 +372,23 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "reported_status_auth",
         Kind.AUTH,
-        _reported_status("401|403|unauthorized|forbidden|unauthenticated", "403 Forbidden")
+        _reported_status("401|unauthorized|unauthenticated")
         + r"|\b(?:access|auth\w*|bearer|api|id)[ _-]?token is (?:invalid|expired)\b",
-        hint="The server or a gateway in front of it refused the credentials (401/403): the key must be the one "
-        "it expects (vLLM --api-key), and a gateway's key must be allowed to use this model.",
+        hint="The server or a gateway in front of it refused the credentials (401): the key must be the one "
+        "it expects (vLLM --api-key / CHAT_API_KEY).",
         examples=(
             'Dify 401. {"code": "unauthorized", "message": "Access token is invalid", "status": 401}',  # AstrBot #971
-            "Credentials validation failed with status code 403",  # GPUStack #4689
         ),
+    ),
+    rule(
+        "reported_status_forbidden",
+        Kind.AUTH,
+        _reported_status("403|forbidden", "403 Forbidden"),
+        # a symptom: gateways answer 403 for a key that may not use a model, and some for a model they lack
+        role="weak",
+        hint="Refused with 403: the key may not use this model or route, or the gateway does not know the model; "
+        "check the key's permissions and the model name.",
+        examples=("Credentials validation failed with status code 403",),  # GPUStack #4689
     ),
     rule(
         "reported_status_unavailable",
