@@ -75,6 +75,19 @@ RESOURCE_RULES: tuple[Rule, ...] = (
     ),
     # --- port ---
     rule(
+        "bind_address_unavailable",
+        Kind.STARTUP_FAILURE,
+        # errno 99 (EADDRNOTAVAIL): the host to listen on is not an address of this machine (an IPv6 '::1'
+        # where IPv6 is off, a stale IP); uvicorn prints it with the same words as a port in use
+        r"\[Errno (?:99|49)\]|\[WinError 10049\]|cannot assign requested address|EADDRNOTAVAIL",
+        hint="The address to listen on does not exist on this machine: use --host 0.0.0.0 or 127.0.0.1 "
+        "(not '::1' or 'localhost' where IPv6 is off, not another machine's IP).",
+        examples=(
+            "ERROR:    [Errno 99] error while attempting to bind on address ('::1', 21002, 0, 0): cannot assign "
+            "requested address",  # FastChat #3185
+        ),
+    ),
+    rule(
         "port_in_use",
         Kind.PORT_IN_USE,
         r"\[Errno 98\]|\[WinError 10048\]|EADDRINUSE|address already in use|"

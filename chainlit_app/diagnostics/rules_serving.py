@@ -33,7 +33,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "model_does_not_exist",
         Kind.MODEL_NOT_FOUND,
-        r"The model [`'\"].{0,300}?[`'\"] does not exist|The request model:? \S+ does not exist|"
+        r"The model [`'\"].{0,300}?[`'\"] does not exist|"
         r"\bmodel [`'\"][^`'\"]+[`'\"] not found|\bmodel \S+ not found\b|\bModel not found\b|\bmodel_not_found\b|"
         r"Model metadata for \S+ not found|\bno such model\b",
         hint="The request names a model this server does not serve: "
@@ -359,6 +359,20 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"Engine iteration timed out",
         hint="The engine stopped making progress: restart the server; if it repeats, lower the load.",
         examples=("ERROR Engine appears to be hung, no step completed in 300 s",),
+    ),
+    rule(
+        "launch_timed_out",
+        Kind.STARTUP_FAILURE,
+        # a distributed launch whose workers never all joined, or a start-up with a deadline that passed
+        r"timed out after \d+ ?(?:s|sec|seconds?) waiting for (?:clients|workers|nodes|ranks|(?:the )?placement group)|"
+        r"timed out waiting for (?:clients|workers|nodes|ranks|(?:the )?placement group)|"
+        r"launch\w* (?:has |was )?timed out|start-?up (?:has |was )?timed out|initiali[sz]ation (?:has |was )?timed out",
+        hint="The launch timed out before every worker or node joined: check that each one started, "
+        "can reach the others (network, firewall) and has the model; then launch again.",
+        examples=(
+            "ERROR    [address=172.22.149.188:45585, pid=43525] Timed out after 601 seconds waiting for clients. "
+            "1/2 clients joined.",  # Xinference #2486
+        ),
     ),
     rule(
         "generic_timeout",
