@@ -1,32 +1,12 @@
-"""Rules for failures while serving: requests, output, connections, stalls, and the wrappers.
+"""Rules for failures while serving: requests, output, connections, stalls (wrappers: `rules_wrappers.py`).
 
 Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 """
 
 from __future__ import annotations
 
-from .rules import SERVING, STARTING, Rule, rule
+from .rules import Rule, rule
 from .taxonomy import Kind
-
-# A vLLM process failed: the same words before ready (a start-up failure) and after (an engine error).
-_PROCESS_FAILED = (
-    r"Engine core initialization failed|Engine process failed to start|EngineCore failed to start|"
-    r"Engine core proc \S+ died unexpectedly|(?:APIServer|API server|ApiServer)\b.{0,60}\bexited|"
-    r"Worker proc \S+ died unexpectedly|Error executing method|Worker failed with error|"
-    r"WorkerProc (?:initialization failed|hit an exception)|AsyncLLM output_handler failed|"
-    r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an exception|"
-    r"EngineCore encountered a fatal error|Exception in worker|engine core exited unexpectedly"
-)
-
-
-
-def _reported_status(codes: str, *phrases: str) -> str:
-    """An HTTP status in a client's or a gateway's own words: 'failed with status code 403', a JSON error
-    body's "status": 401 / "code": 503, or a status line's phrase. Access lines ('HTTP/1.1" 500') have rules of
-    their own and do not match these."""
-    fields = [rf"{q}{key}{q}:\s*{q}?(?:{codes})\b" for q in ('"', "'") for key in ("status", "status_code", "code")]
-    return "|".join([rf"\bstatus(?:[_ ]?code)?\W{{0,3}}(?:{codes})\b", *fields, *(rf"\b{p}\b" for p in phrases)])
-
 
 SERVING_RULES: tuple[Rule, ...] = (
     # --- request-level errors ---
@@ -366,7 +346,8 @@ SERVING_RULES: tuple[Rule, ...] = (
         # a distributed launch whose workers never all joined, or a start-up with a deadline that passed
         r"timed out after \d+ ?(?:s|sec|seconds?) waiting for (?:clients|workers|nodes|ranks|(?:the )?placement group)|"
         r"timed out waiting for (?:clients|workers|nodes|ranks|(?:the )?placement group)|"
-        r"launch\w* (?:has |was )?timed out|start-?up (?:has |was )?timed out|initiali[sz]ation (?:has |was )?timed out",
+        r"launch\w* (?:has |was )?timed out|start-?up (?:has |was )?timed out|"
+        r"initiali[sz]ation (?:has |was )?timed out",
         hint="The launch timed out before every worker or node joined: check that each one started, "
         "can reach the others (network, firewall) and has the model; then launch again.",
         examples=(
@@ -381,114 +362,5 @@ SERVING_RULES: tuple[Rule, ...] = (
         role="weak",
         hint="Something timed out: check whether the server is overloaded or stuck (/metrics).",
         examples=("asyncio.exceptions.TimeoutError",),
-    ),
-    # --- an HTTP status a client reports in its own words (not an access line; those are above) ---
-    rule(
-        "reported_status_auth",
-        Kind.AUTH,
-        _reported_status("401|unauthorized|unauthenticated")
-        + r"|\b(?:access|auth\w*|bearer|api|id)[ _-]?token is (?:invalid|expired)\b",
-        hint="The server or a gateway in front of it refused the credentials (401): the key must be the one "
-        "it expects (vLLM --api-key / CHAT_API_KEY).",
-        examples=(
-            'Dify 401. {"code": "unauthorized", "message": "Access token is invalid", "status": 401}',  # AstrBot #971
-        ),
-    ),
-    rule(
-        "reported_status_forbidden",
-        Kind.AUTH,
-        _reported_status("403|forbidden", "403 Forbidden"),
-        # a symptom: gateways answer 403 for a key that may not use a model, and some for a model they lack
-        role="weak",
-        hint="Refused with 403: the key may not use this model or route, or the gateway does not know the model; "
-        "check the key's permissions and the model name.",
-        examples=("Credentials validation failed with status code 403",),  # GPUStack #4689
-    ),
-    rule(
-        "reported_status_unavailable",
-        Kind.CONNECTION,
-        _reported_status("502|503"),
-        role="weak",
-        hint="A proxy or the server said it is unavailable (502/503): it is down, starting or restarting.",
-        examples=("Request failed with status code 502",),
-    ),
-    rule(
-        "reported_status_timeout",
-        Kind.SLOW_OR_STALLED,
-        _reported_status("408|429|504"),
-        role="weak",
-        hint="The server or a proxy gave up waiting or refused more work (408/429/504): it is overloaded or stuck.",
-        examples=("openai request failed with status code 504",),
-    ),
-    rule(
-        "reported_status_500",
-        Kind.ENGINE_ERROR,
-        _reported_status("500"),
-        role="weak",
-        hint="The server failed while answering (500): its own log at that time holds the cause.",
-        examples=('API request failed with status 500: {"error":{"code":500,"message":"Value is not callable"}}',),
-    ),
-    rule(
-        "container_not_started",
-        Kind.STARTUP_FAILURE,
-        r"Error response from daemon",
-        role="weak",
-        hint="Docker could not start the container: the rest of the message says why (driver, port, image).",
-        examples=("docker: Error response from daemon: failed to create task for container: failed to create shim task",),
-    ),
-    # --- wrappers: consequences that point at a cause printed elsewhere ---
-    rule(
-        "engine_dead",
-        Kind.ENGINE_ERROR,
-        r"EngineDeadError|EngineCore encountered an issue|AsyncEngineDeadError|Background loop has errored|"
-        r"Engine loop has died",
-        role="wrapper",
-        hint="The engine died or hangs; the cause is in the lines before this one.",
-        examples=(
-            "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace",
-        ),
-    ),
-    rule(
-        "engine_failed",
-        Kind.STARTUP_FAILURE,
-        _PROCESS_FAILED,
-        role="wrapper",
-        phases=STARTING,
-        hint="A vLLM process failed; this line is a consequence, the cause is printed above it.",
-        examples=(
-            "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
-        ),
-    ),
-    rule(
-        "engine_failed_serving",
-        Kind.ENGINE_ERROR,
-        _PROCESS_FAILED,
-        role="wrapper",
-        phases=SERVING,
-        hint="A vLLM process failed; this line is a consequence, the cause is printed above it.",
-        examples=(
-            "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
-        ),
-    ),
-    rule(
-        "tool_says_vllm_failed",
-        Kind.STARTUP_FAILURE,
-        # what the tools that run vLLM (InstructLab, GPUStack, Xinference, ...) print when it did not come up
-        r"\bvllm\b[^.\n]{0,40}\b(?:failed to start|did not start|exited with (?:exit )?(?:code|status)|"
-        r"not ready after|failed to launch)",
-        role="wrapper",
-        phases=STARTING,
-        hint="The tool that runs vLLM says it did not start; vLLM's own log (its serving output) holds the cause.",
-        examples=("vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",),
-    ),
-    rule(
-        "access_5xx",
-        Kind.ENGINE_ERROR,
-        r"HTTP/[\d.]+\" 5\d\d\b",
-        role="wrapper",
-        hint="The server failed while answering; the cause is in the log lines just before.",
-        examples=(
-            'INFO:     127.0.0.1:45442 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
-        ),
     ),
 )

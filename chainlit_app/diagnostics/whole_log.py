@@ -1,7 +1,8 @@
 """A whole log: feed every line, settle what is still open at its end, and choose the root cause.
 
 The root cause is the earliest finding of the strongest role present: decisive, then fallback, weak,
-wrapper; unless the log also names what explains that finding (`EXPLAINED_BY`). Later findings are listed after it as consequences. Memory stays bounded for any file size.
+wrapper; unless the log also names what explains that finding (`EXPLAINED_BY`). Later findings are listed
+after it as consequences. Memory stays bounded for any file size.
 """
 
 from __future__ import annotations

@@ -1,0 +1,78 @@
+"""Rules for an HTTP status a client or a gateway reports in its own words, and Docker refusing to start.
+
+Data only: see `rules.py` for what the fields mean and how the winner is chosen. They come after the
+serving rules, so a line whose words name the cause (a Jinja statement quoted in a 500) is named by those.
+"""
+
+from __future__ import annotations
+
+from .rules import Rule, rule
+from .taxonomy import Kind
+
+
+def _reported_status(codes: str, *phrases: str) -> str:
+    """An HTTP status in a client's or a gateway's own words: 'failed with status code 403', a JSON error
+    body's "status": 401 / "code": 503, or a status line's phrase. Access lines ('HTTP/1.1" 500') have rules of
+    their own and do not match these."""
+    fields = [rf"{q}{key}{q}:\s*{q}?(?:{codes})\b" for q in ('"', "'") for key in ("status", "status_code", "code")]
+    return "|".join([rf"\bstatus(?:[_ ]?code)?\W{{0,3}}(?:{codes})\b", *fields, *(rf"\b{p}\b" for p in phrases)])
+
+
+STATUS_RULES: tuple[Rule, ...] = (
+    # --- an HTTP status a client reports in its own words (not an access line; those are above) ---
+    rule(
+        "reported_status_auth",
+        Kind.AUTH,
+        _reported_status("401|unauthorized|unauthenticated")
+        + r"|\b(?:access|auth\w*|bearer|api|id)[ _-]?token is (?:invalid|expired)\b",
+        hint="The server or a gateway in front of it refused the credentials (401): the key must be the one "
+        "it expects (vLLM --api-key / CHAT_API_KEY).",
+        examples=(
+            'Dify 401. {"code": "unauthorized", "message": "Access token is invalid", "status": 401}',  # AstrBot #971
+        ),
+    ),
+    rule(
+        "reported_status_forbidden",
+        Kind.AUTH,
+        _reported_status("403|forbidden", "403 Forbidden"),
+        # a symptom: gateways answer 403 for a key that may not use a model, and some for a model they lack
+        role="weak",
+        hint="Refused with 403: the key may not use this model or route, or the gateway does not know the model; "
+        "check the key's permissions and the model name.",
+        examples=("Credentials validation failed with status code 403",),  # GPUStack #4689
+    ),
+    rule(
+        "reported_status_unavailable",
+        Kind.CONNECTION,
+        _reported_status("502|503"),
+        role="weak",
+        hint="A proxy or the server said it is unavailable (502/503): it is down, starting or restarting.",
+        examples=("Request failed with status code 502",),
+    ),
+    rule(
+        "reported_status_timeout",
+        Kind.SLOW_OR_STALLED,
+        _reported_status("408|429|504"),
+        role="weak",
+        hint="The server or a proxy gave up waiting or refused more work (408/429/504): it is overloaded or stuck.",
+        examples=("openai request failed with status code 504",),
+    ),
+    rule(
+        "reported_status_500",
+        Kind.ENGINE_ERROR,
+        _reported_status("500"),
+        role="weak",
+        hint="The server failed while answering (500): its own log at that time holds the cause.",
+        examples=('API request failed with status 500: {"error":{"code":500,"message":"Value is not callable"}}',),
+    ),
+    rule(
+        "container_not_started",
+        Kind.STARTUP_FAILURE,
+        r"Error response from daemon",
+        role="weak",
+        hint="Docker could not start the container: the rest of the message says why (driver, port, image).",
+        examples=(
+            "docker: Error response from daemon: failed to create task for container: failed to create shim task",
+        ),
+    ),
+)
