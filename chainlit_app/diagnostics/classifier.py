@@ -64,6 +64,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._named_in_traceback: set[str] = set()  # processes whose open traceback already has a finding
         self._plain: Counter[str] = Counter()
         self._cycle = PrintedCycle()
+        self._previous_line = self._last_line = 0  # non-blank lines: printed blocks must follow each other
         self._loop_reported = False
         # Findings whose kind depends on a phase the excerpt had not shown yet (no marker seen): named as
         # start-up failures, renamed engine errors if the log later shows that the server was serving.
@@ -90,6 +91,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         raw = line.rstrip("\r\n")
         if not raw or raw.isspace():
             return []
+        self._previous_line, self._last_line = self._last_line, lineno
         if '"log":' in raw[:40] or (raw[:1] == "{" and ('"level' in raw or '"severity"' in raw)):
             raw = unwrap_docker_json(raw)  # Docker's json-file lines and structured (JSON) log lines
         low = raw.lower()

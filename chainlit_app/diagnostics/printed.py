@@ -41,11 +41,11 @@ class PrintedCycle:
         self._lines: deque[str] = deque(maxlen=3 * self.MAX_PERIOD)
         self._last = 0
 
-    def add(self, key: str, lineno: int) -> bool:
-        """Record one printed line; True when the latest lines are a block of 3+ lines printed twice in a
-        row, or of 2 lines printed three times (blank lines between them do not count)."""
-        if lineno - self._last > 2:
-            self._lines.clear()  # a log line came between: these are not one printout
+    def add(self, key: str, lineno: int, previous: int) -> bool:
+        """Record one printed line (`previous`: the log's last non-blank line before it); True when the latest
+        lines are a block of 3+ lines printed twice in a row, or of 2 lines printed three times."""
+        if previous != self._last:
+            self._lines.clear()  # another line came between: these are not one printout
         self._last = lineno
         self._lines.append(key)
         lines = list(self._lines)
@@ -66,6 +66,7 @@ class PrintedOutput:
 
     _plain: Counter[str]
     _cycle: PrintedCycle
+    _previous_line: int  # the last non-blank line before the current one
     _glued: int
     _loop_reported: bool
     _gauges: dict[str, float]
@@ -110,7 +111,7 @@ class PrintedOutput:
             return found
         if self._loop_reported or _PROGRESS_BAR.search(key) or _NOT_AN_ANSWER.search(key):
             return []
-        if self._cycle.add(key, lineno):
+        if self._cycle.add(key, lineno, self._previous_line):
             self._loop_reported = True
             hint = KINDS[Kind.DEGENERATE_OUTPUT].fix[0]
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_block_loops", "weak")]

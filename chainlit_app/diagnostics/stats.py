@@ -55,7 +55,7 @@ class StallWatch:
         if gen_tps > 0:
             self._shm_waits = 0
         found = self._kv_cache_full(msg, waiting)
-        found += self._queue_beside_free_cache(msg, running, waiting, prompt_tps)
+        found += self._queue_beside_free_cache(msg, running, waiting, prompt_tps, gen_tps)
         reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
         if reason and not self._stall_reported and not stopping:
             self._stall_reported = True
@@ -101,12 +101,14 @@ class StallWatch:
         hint = "A worker took no work for a minute while serving: the engine hangs or is overloaded."
         return StallSignal("shm_broadcast_stall", hint, "weak")
 
-    def _queue_beside_free_cache(self, msg: str, running: int, waiting: int, prompt_tps: float
+    def _queue_beside_free_cache(self, msg: str, running: int, waiting: int, prompt_tps: float, gen_tps: float
                                  ) -> list[StallSignal]:
-        """Requests wait and none is admitted while the KV cache is almost empty: memory does not hold them
-        back, a limit does (--max-num-seqs, --max-loras, a stuck scheduler). Once per episode."""
+        """Steps complete (tokens are generated) yet for a whole report no waiting request was admitted while
+        the KV cache is almost empty: memory does not hold them back, a limit does (--max-num-seqs,
+        --max-loras, a stuck scheduler). A single long step (a big prefill on a CPU) generates nothing and
+        stays quiet. Once per episode."""
         m = _STAT_KV.search(msg)
-        if m is None or running == 0 or waiting == 0 or prompt_tps > 0 or float(m.group(1)) >= 10.0:
+        if m is None or running == 0 or waiting == 0 or prompt_tps > 0 or gen_tps == 0 or float(m.group(1)) >= 10.0:
             self._queue_free_reported = self._queue_free_reported and waiting > 0
             return []
         if self._queue_free_reported:

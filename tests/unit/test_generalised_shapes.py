@@ -1,0 +1,118 @@
+"""The general mechanisms that named round 4's misses, each on real lines (the threads are in
+tests/data/logs/dev/SOURCES.md) and on the healthy shape next to it, so that a mechanism that fires on
+everything fails here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chainlit_app.diagnostics import HEALTHY, classify_lines
+
+DEV = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev"
+
+ACCESS_500 = 'INFO:     127.0.0.1:45442 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error'
+
+
+def test_printed_lines_that_repeat_as_a_block_are_a_loop() -> None:
+    block = ["Let me write.", "Go.", "Writing.", "OK."]  # workbuddy2api-intl #7
+    report = classify_lines(block * 2)
+    assert report.kind == "degenerate_output" and report.root is not None and report.root.line == 8
+    assert classify_lines(block).kind == HEALTHY  # shown once
+    # a log line between the two blocks: not one printout
+    log_line = "INFO 02-12 15:20:24 logger.py:37] Added request chatcmpl-1."
+    assert classify_lines([*block, log_line, *block]).kind == HEALTHY
+    assert classify_lines(["Yes.", "No."] * 2).kind == HEALTHY  # two short lines need three rounds
+
+
+def test_a_run_of_exclamation_marks_is_token_zero() -> None:
+    line = ("Once upon a time, there was a young girl named Samantha who lived with her parents in a small town. "
+            "Samantha had always dreamed of traveling the world and experiencing!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!")
+    assert classify_lines([line]).kind == "decode_error"  # ipex-llm #9970
+    assert classify_lines(["What a wonderful day it has been for all of us!!! Thank you!!"]).kind == HEALTHY
+
+
+def test_a_generate_body_wrapped_by_a_paste_is_judged_as_an_answer() -> None:
+    # vLLM #577, as posted: the paste wrapped the /generate body in the middle of its strings
+    wrapped = (DEV / "decode_error" / "round4_gh577_open_llama_wrong_llama_tokenizer_garbled_generate.log"
+               ).read_text().splitlines()
+    assert len(wrapped) == 3
+    report = classify_lines(wrapped)
+    assert report.kind == "decode_error" and report.root is not None and report.root.rule == "body_decode_error"
+    fine = ['{"text": ["San Francisco is a city in northern California, known for the', ' Golden Gate Bridge."]}']
+    assert classify_lines(fine).kind == HEALTHY
+
+
+def _stats_line(prompt: float, gen: float, running: int, pending: int, kv: float) -> str:
+    return (f"2024-12-23 18:28:10 - vllm.engine.metrics - INFO - Avg prompt throughput: {prompt} tokens/s, Avg "
+            f"generation throughput: {gen} tokens/s, Running: {running} reqs, Swapped: 0 reqs, Pending: {pending} "
+            f"reqs, GPU KV cache usage: {kv}%, CPU KV cache usage: 0.0%.")
+
+
+def test_requests_queued_beside_an_almost_empty_cache() -> None:
+    assert classify_lines([_stats_line(0.0, 45.7, 1, 3, 3.1)]).kind == "slow_or_stalled"  # vLLM #11517
+    assert classify_lines([_stats_line(0.0, 0.0, 1, 3, 3.1)]).kind == HEALTHY  # one long step: nothing done yet
+    assert classify_lines([_stats_line(0.0, 45.7, 1, 3, 60.0)]).kind == HEALTHY  # memory may hold them
+    assert classify_lines([_stats_line(512.0, 45.7, 1, 3, 3.1)]).kind == HEALTHY  # prompts are admitted
+
+
+def test_an_empty_answer_is_explained_by_the_context_warning() -> None:
+    empty = ("CompletionOutput(index=0, text='', token_ids=[], cumulative_logprob=0.0, logprobs=[], "
+             "finish_reason=length)")
+    warning = ("WARNING 07-28 03:23:18 scheduler.py:196] Input prompt (2716 tokens) is too long and exceeds "
+               "limit of 4096")
+    assert classify_lines([empty, warning]).kind == "context_length"  # vLLM #525
+    assert classify_lines([empty]).kind == "empty_output"
+
+
+def test_a_status_in_a_clients_words() -> None:
+    assert classify_lines(['Dify 401. {"code": "unauthorized", "message": "Access token is invalid", "status": 401}'
+                           ]).kind == "auth"  # AstrBot #971
+    assert classify_lines(["Credentials validation failed with status code 403"]).kind == "auth"  # a symptom alone
+    # 403 is weak: the body's own words (a gateway's missing model) decide
+    lines = ["HTTP/1.1 403 Forbidden.", '{"error":{"message":"Model not found","code":403,"type":"Forbidden"}}']
+    assert classify_lines(lines).kind == "model_not_found"
+    # access lines keep their own rule (a wrapper pointing at the server's cause)
+    report = classify_lines([ACCESS_500])
+    assert report.root is not None and report.root.rule == "access_5xx"
+
+
+def test_a_jinja_statement_quoted_in_an_error_names_the_template() -> None:
+    line = ('API request failed with status 500: {"error":{"code":500,"message":"Value is not callable: null at row '
+            "49, column 79:\\n                {%- set content = (m_content.split('</think>')|last)"
+            ".lstrip('\\n') %}\"}}")
+    assert classify_lines([line]).kind == "chat_template"  # jan #6123
+    banner = "INFO 11-30 14:00:01 [chat_utils.py:1] Using supplied chat template: {% for message in messages %}"
+    assert classify_lines([banner]).kind == HEALTHY
+
+
+def test_bind_errors_by_errno() -> None:
+    errno99 = ("ERROR:    [Errno 99] error while attempting to bind on address ('::1', 21002, 0, 0): cannot assign "
+               "requested address")  # FastChat #3185
+    errno98 = ("ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already "
+               "in use")
+    assert classify_lines([errno99]).kind == "startup_failure"
+    assert classify_lines([errno98]).kind == "port_in_use"
+
+
+def test_a_launch_that_timed_out_is_a_start_up_failure() -> None:
+    launch = ("2024-10-25 12:21:14,974 xinference.api.restful_api 37502 ERROR    [address=172.22.149.188:45585, "
+              "pid=43525] Timed out after 601 seconds waiting for clients. 1/2 clients joined.")  # Xinference #2486
+    assert classify_lines([launch]).kind == "startup_failure"
+    assert classify_lines(["openai.APITimeoutError: Request timed out."]).kind == "slow_or_stalled"
+
+
+def test_kv_cache_memory_below_zero() -> None:
+    assert classify_lines(["Available KV cache memory: -0.87 GiB"]).kind == "out_of_memory"  # vllm-ascend #9372
+    assert classify_lines(["INFO 05-01 10:00:00 [gpu_worker.py:1] Available KV cache memory: 3.21 GiB"]).kind == HEALTHY
+
+
+def test_the_container_runtime_refuses_an_image_for_a_newer_cuda() -> None:
+    lines = [  # vLLM #5635
+        "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI "
+        "runtime create failed: runc create failed: unable to start container process: error during container init: "
+        "error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'",
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a "
+        "newer version, or use an earlier cuda container: unknown.",
+    ]
+    assert classify_lines(lines).kind == "version_mismatch"
+    assert classify_lines(lines[:1]).kind == "startup_failure"
