@@ -11,11 +11,19 @@ from .taxonomy import Kind
 
 
 def _reported_status(codes: str, *phrases: str) -> str:
-    """An HTTP status in a client's or a gateway's own words: 'failed with status code 403', a JSON error
-    body's "status": 401 / "code": 503, or a status line's phrase. Access lines ('HTTP/1.1" 500') have rules of
-    their own and do not match these."""
+    """An HTTP status in a client's or a gateway's own words: 'failed with status code 403', openai-node's
+    '401 status code (no body)', urllib's 'HTTP Error 401', requests' '<Response [503]>', a JSON error
+    body's "status": 401 / "code": 503, or a status line's phrase. Access lines ('HTTP/1.1" 500') have
+    rules of their own and do not match these."""
     fields = [rf"{q}{key}{q}:\s*{q}?(?:{codes})\b" for q in ('"', "'") for key in ("status", "status_code", "code")]
-    return "|".join([rf"\bstatus(?:[_ ]?code)?\W{{0,3}}(?:{codes})\b", *fields, *(rf"\b{p}\b" for p in phrases)])
+    return "|".join([
+        rf"\bstatus(?:[_ ]?code)?(?!=\")\W{{0,3}}(?:{codes})\b",  # not a Prometheus label: status="500"
+        rf"\b(?:{codes}) status code\b",
+        rf"\bHTTP(?: error| status)?\W{{0,3}}(?:{codes})\b",
+        rf"<Response \[(?:{codes})\]>",
+        *fields,
+        *(rf"\b{p}\b" for p in phrases),
+    ])
 
 
 STATUS_RULES: tuple[Rule, ...] = (
@@ -47,7 +55,7 @@ STATUS_RULES: tuple[Rule, ...] = (
         _reported_status("502|503"),
         role="weak",
         hint="A proxy or the server said it is unavailable (502/503): it is down, starting or restarting.",
-        examples=("Request failed with status code 502",),
+        examples=("Request failed with status code 502", "<Response [503]>"),
     ),
     rule(
         "reported_status_timeout",
@@ -55,7 +63,10 @@ STATUS_RULES: tuple[Rule, ...] = (
         _reported_status("408|429|504"),
         role="weak",
         hint="The server or a proxy gave up waiting or refused more work (408/429/504): it is overloaded or stuck.",
-        examples=("openai request failed with status code 504",),
+        examples=(
+            "openai request failed with status code 504",
+            "urllib.error.HTTPError: HTTP Error 429: Too Many Requests",
+        ),
     ),
     rule(
         "reported_status_500",
@@ -63,7 +74,10 @@ STATUS_RULES: tuple[Rule, ...] = (
         _reported_status("500"),
         role="weak",
         hint="The server failed while answering (500): its own log at that time holds the cause.",
-        examples=('API request failed with status 500: {"error":{"code":500,"message":"Value is not callable"}}',),
+        examples=(
+            'API request failed with status 500: {"error":{"code":500,"message":"Value is not callable"}}',
+            "Error: 500 status code (no body)",  # openai-node
+        ),
     ),
     rule(
         "container_not_started",

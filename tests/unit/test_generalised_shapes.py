@@ -71,6 +71,11 @@ def test_a_status_in_a_clients_words() -> None:
     # 403 is weak: the body's own words (a gateway's missing model) decide
     lines = ["HTTP/1.1 403 Forbidden.", '{"error":{"message":"Model not found","code":403,"type":"Forbidden"}}']
     assert classify_lines(lines).kind == "model_not_found"
+    assert classify_lines(["Error: 401 status code (no body)"]).kind == "auth"  # openai-node's words
+    assert classify_lines(["urllib.error.HTTPError: HTTP Error 401: Unauthorized"]).kind == "auth"
+    # a Prometheus label is no status a client saw
+    metric = 'http_requests_total{handler="/v1/chat/completions",method="POST",status="500"} 0.0'
+    assert classify_lines([metric]).kind == HEALTHY
     # access lines keep their own rule (a wrapper pointing at the server's cause)
     report = classify_lines([ACCESS_500])
     assert report.root is not None and report.root.rule == "access_5xx"
