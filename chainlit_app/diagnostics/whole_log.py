@@ -20,6 +20,11 @@ MAX_LINE_BYTES = 64 * 1024
 EXPLAINED_BY: dict[str, tuple[str, ...]] = {
     Kind.EMPTY_OUTPUT.value: (Kind.CONTEXT_LENGTH.value,),
 }
+# A start-up failure no rule recognised (named by where it was raised or by the phase) in a log that also
+# shows a build that does not fit (a compiled extension missing, an ABI mismatch): the build explains it.
+EXPLAINED_WHEN_UNRECOGNISED: dict[str, tuple[str, ...]] = {
+    Kind.STARTUP_FAILURE.value: (Kind.VERSION_MISMATCH.value,),
+}
 
 
 class Collector:
@@ -48,6 +53,8 @@ class Collector:
             return Report(HEALTHY, [], lines)
         root = min(self.findings, key=lambda f: ROLE_RANK.get(f.role, 9))
         causes = EXPLAINED_BY.get(root.kind, ())
+        if root.basis != "rule":
+            causes += EXPLAINED_WHEN_UNRECOGNISED.get(root.kind, ())
         cause = next((f for f in self.findings if f.kind in causes and ROLE_RANK.get(f.role, 9) <= 2), None)
         root = cause or root
         root.root = True

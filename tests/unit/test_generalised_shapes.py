@@ -121,3 +121,15 @@ def test_the_container_runtime_refuses_an_image_for_a_newer_cuda() -> None:
     ]
     assert classify_lines(lines).kind == "version_mismatch"
     assert classify_lines(lines[:1]).kind == "startup_failure"
+
+
+def test_a_build_that_does_not_fit_explains_an_unrecognised_start_up_failure() -> None:
+    # vLLM #9713: no compiled vllm._C on Windows, then the model registry's subprocess fails
+    log = DEV / "version_mismatch" / "round4_gh9713_windows_no_vllm_c_inspect_architecture_failed.log"
+    report = classify_lines(log.read_text().splitlines())
+    assert report.kind == "version_mismatch"
+    # a start-up failure a rule names keeps its name beside the same warning
+    warning = ("WARNING 10-26 16:13:52 _custom_ops.py:19] Failed to import from vllm._C with "
+               "ModuleNotFoundError(\"No module named 'vllm._C'\")")
+    named = "OSError: foo/bar is not a local folder and is not a valid model identifier listed on"
+    assert classify_lines([warning, named]).kind == "startup_failure"
