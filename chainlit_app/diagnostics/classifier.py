@@ -64,6 +64,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._named_in_traceback: set[str] = set()  # processes whose open traceback already has a finding
         self._plain: Counter[str] = Counter()
         self._cycle = PrintedCycle()
+        self._progress_at_zero: tuple[int, str] | None = None
         self._previous_line = self._last_line = 0  # non-blank lines: printed blocks must follow each other
         self._loop_reported = False
         # Findings whose kind depends on a phase the excerpt had not shown yet (no marker seen): named as
@@ -134,6 +135,8 @@ class LineClassifier(PrintedOutput, RequestLines):
 
     def _on_line(self, parsed: ParsedLine, text: str, lineno: int, replaced: bool) -> list[Finding]:
         msg = parsed.message
+        if "Processed prompts" in msg:
+            self._note_progress(msg, lineno, text)
         if any(n in msg for n in ECHO_LINES):
             return self._on_echo(msg, lineno, text)
         if "shared memory broadcast" in msg and SHM_WAIT.search(msg):
@@ -274,6 +277,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._tb_guesses.clear()
         found = [self._finding(v.kind, line, v.evidence, v.hint, f"stream_{v.kind.value}", "decisive")
                  for v, line in self._streams.flush()]
+        found += self._stuck_progress()
         body = self._folder.open_body()
         if body is not None:
             found += self._on_body(body, ParsedLine("", ""))

@@ -29,6 +29,8 @@ _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 _HAS_LETTERS = re.compile(r"[^\W\d_]")
+# vLLM's offline progress bar (tqdm; a paste may hold several of its updates on one line)
+_PROMPTS_BAR = re.compile(r"Processed prompts:\s*(\d+)%")
 
 
 class PrintedCycle:
@@ -65,6 +67,7 @@ class PrintedOutput:
     """Reading printed answers; the classifier provides `_finding` and this state."""
 
     _plain: Counter[str]
+    _progress_at_zero: tuple[int, str] | None  # the latest offline progress bar, while it shows 0 %
     _cycle: PrintedCycle
     _previous_line: int  # the last non-blank line before the current one
     _glued: int
@@ -142,6 +145,23 @@ class PrintedOutput:
                    "or a tokenizer that does not fit the model)."
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_fragments", "weak")]
         return []
+
+    def _note_progress(self, msg: str, lineno: int, text: str) -> None:
+        """Remember an offline run's progress bar while it stands at 0 % (its latest update on the line)."""
+        found = _PROMPTS_BAR.findall(msg)
+        if found:
+            self._progress_at_zero = (lineno, text) if int(found[-1]) == 0 else None
+
+    def _stuck_progress(self) -> list[Finding]:
+        """At the end of the log: an offline run whose progress bar never left 0 % processed no prompt at all
+        (a finished run's bar shows 100 %; a hung engine leaves the first bar as the last word)."""
+        if self._progress_at_zero is None:
+            return []
+        lineno, text = self._progress_at_zero
+        self._progress_at_zero = None
+        hint = ("The offline run processed no prompt before the log ended (its progress bar stayed at 0 %): the "
+                "engine hangs; look for a worker stuck in NCCL or compilation, or retry with --enforce-eager.")
+        return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, hint, "progress_stuck_at_zero", "weak")]
 
     def _gauge(self, msg: str, lineno: int, text: str) -> list[Finding]:
         """A pasted /metrics page: requests waiting while none runs is a stall, as in the stats lines."""

@@ -133,3 +133,16 @@ def test_a_build_that_does_not_fit_explains_an_unrecognised_start_up_failure() -
                "ModuleNotFoundError(\"No module named 'vllm._C'\")")
     named = "OSError: foo/bar is not a local folder and is not a valid model identifier listed on"
     assert classify_lines([warning, named]).kind == "startup_failure"
+
+
+def test_an_offline_progress_bar_left_at_zero() -> None:
+    init = ("INFO 04-09 02:07:01 [core.py:162] init engine (profile, create kv cache, warmup model) took "
+            "68.69 seconds")
+    zero = ("Processed prompts:   0%|                   | 0/1 [00:00<?, ?it/s, est. speed input: 0.00 toks/s, "
+            "output: 0.00 toks/s]")  # vLLM #16301: the excerpt's last line
+    done = ("Processed prompts: 100%|██████████| 1/1 [00:02<00:00,  2.10s/it, est. speed input: 9.51 toks/s, "
+            "output: 60.87 toks/s]")
+    report = classify_lines([init, zero])
+    assert report.kind == "slow_or_stalled" and report.root is not None and report.root.line == 2
+    assert classify_lines([init, zero, done]).kind == HEALTHY
+    assert classify_lines([init, f"{zero}\r{done}"]).kind == HEALTHY  # tqdm's updates pasted on one line
