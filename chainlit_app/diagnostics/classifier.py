@@ -22,7 +22,7 @@ from collections import Counter
 
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .events import Body, EventFolder, Traceback
-from .exceptions import SERVING_ONLY, ancestry, exception_name, lookup, owner_of, raised_in
+from .exceptions import SERVING_ONLY, ancestry, error_body, exception_name, lookup, owner_of, raised_in
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
@@ -250,6 +250,13 @@ class LineClassifier(PrintedOutput, RequestLines):
             found: list[Finding] = []
             for offset, message in enumerate(body.lines):  # not an answer: each line as any other line
                 found += self._on_line(ParsedLine(parsed.level, message), message, body.first_line + offset, False)
+            error = error_body(body.data) if body.data is not None and not found else None
+            if error is not None:  # an error response no rule named: its type, then its status, then the phase
+                entry = lookup(error[0].split(), error[1], self.phase)
+                if entry is None:
+                    return self._phase_default(body.line, body.text, "an error response", "weak", Phase.SERVING)
+                return [self._finding(entry.kind, body.line, body.text, entry.hint, "error_body", "weak",
+                                      "exception_type")]
             return found
         self._phases.enter(Phase.SERVING)
         text = body.text if "\n" not in body.text else verdict.evidence

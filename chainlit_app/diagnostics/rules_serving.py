@@ -303,6 +303,19 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     # --- slow or stuck ---
     rule(
+        "preempted_for_kv_cache",
+        Kind.SLOW_OR_STALLED,
+        r"is preempted by PreemptionMode\.\w+ mode because there is not enough KV cache space",
+        role="weak",
+        hint="Requests are preempted (recomputed or swapped) for lack of KV cache: answers slow down; raise "
+        "--gpu-memory-utilization, lower --max-num-seqs or max_model_len.",
+        examples=(
+            "WARNING 05-01 10:00:00 scheduler.py:1560] Sequence group chatcmpl-1 is preempted by "
+            "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the "
+            "end-to-end performance.",
+        ),
+    ),
+    rule(
         "request_timeout",
         Kind.SLOW_OR_STALLED,
         r"APITimeoutError|Request timed out|ReadTimeout|read timed out|timed out waiting for (?:response|"

@@ -21,6 +21,7 @@ def _reported_status(codes: str, *phrases: str) -> str:
         rf"\b(?:{codes}) status code\b",
         rf"\bHTTP(?: error| status)?\W{{0,3}}(?:{codes})\b",
         rf"<Response \[(?:{codes})\]>",
+        rf"\bError:? (?:{codes})\b(?! ?(?:tokens|bytes|ms|s)\b)",  # openai-node: 'Error: 429 Rate limit reached'
         *fields,
         *(rf"\b{p}\b" for p in phrases),
     ])

@@ -146,3 +146,15 @@ def test_an_offline_progress_bar_left_at_zero() -> None:
     assert report.kind == "slow_or_stalled" and report.root is not None and report.root.line == 2
     assert classify_lines([init, zero, done]).kind == HEALTHY
     assert classify_lines([init, f"{zero}\r{done}"]).kind == HEALTHY  # tqdm's updates pasted on one line
+
+
+def test_an_error_response_is_never_healthy() -> None:
+    # vLLM's own error body: no rule knows the message; its type and status name it, else the phase
+    body = ("{\"object\":\"error\",\"message\":\"[{'type': 'extra_forbidden', 'loc': ('body', 'foo'), 'msg': "
+            "'Extra inputs are not permitted'}]\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}")
+    assert classify_lines([body]).kind == "engine_error"
+    limited = '{"error": {"message": "Rate limit exceeded", "type": "rate_limit_error", "code": 429}}'
+    assert classify_lines([limited]).kind == "slow_or_stalled"
+    assert classify_lines(['{"error": "upstream connect error or disconnect/reset before headers"}']).kind != HEALTHY
+    assert classify_lines(['{"id": "x", "object": "list", "data": []}']).kind == HEALTHY
+    assert classify_lines(["Error: 429 Rate limit reached for requests"]).kind == "slow_or_stalled"  # openai-node
