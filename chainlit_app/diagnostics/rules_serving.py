@@ -91,10 +91,17 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"maximum context length is \d+|Input prompt \(\d+ tokens\) is too long and exceeds limit|"
         r"cannot be greater than max_model_len|is longer than the maximum model length|"
         r"Prompt length of \d+ is longer than|context_length_exceeded|context length exceeded|"
-        r"max_tokens must be at least 1, got -\d+|exceeds (?:the )?model's maximum context length",
+        r"max_tokens must be at least 1, got (?:-\d+|0)\b|exceeds (?:the )?model's maximum context length|"
+        # other servers' words (llama.cpp, llama-cpp-python, TGI): a request larger than the context
+        r"exceeds? (?:the )?(?:available |model's )?context (?:window|size|length)|exceed_context_size_error|"
+        r"tokens \+ `?max_new_tokens`? must be <= \d+",
         hint="Prompt plus max_tokens exceed max_model_len: trim the chat history or max_tokens, "
         "or raise CHAT_MAX_MODEL_LEN.",
-        examples=("This model's maximum context length is 512 tokens. However, your prompt contains 513",),
+        examples=(
+            "This model's maximum context length is 512 tokens. However, your prompt contains 513",
+            "the request exceeds the available context size, try increasing it",  # llama.cpp server
+            "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000",  # TGI
+        ),
     ),
     rule(
         "no_chat_template",
