@@ -378,7 +378,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "generic_timeout",
         Kind.SLOW_OR_STALLED,
-        r"\bTimeoutError\b|\btimed out\b",
+        r"\bTimeoutError\b|\btimed out\b|upstream request timeout",
         role="weak",
         hint="Something timed out: check whether the server is overloaded or stuck (/metrics).",
         examples=("asyncio.exceptions.TimeoutError",),

@@ -21,6 +21,9 @@ def _reported_status(codes: str, *phrases: str) -> str:
         rf"\b(?:{codes}) status code\b",
         rf"\bHTTP(?: error| status)?\W{{0,3}}(?:{codes})\b",
         rf"<Response \[(?:{codes})\]>",
+        # a proxy's HTML error page (nginx, Envoy, a load balancer)
+        rf"<title>\s*(?:{codes})\b",
+        rf"<h1>\s*(?:{codes})\b",
         rf"\bError:? (?:{codes})\b(?! ?(?:tokens|bytes|ms|s)\b)",  # openai-node: 'Error: 429 Rate limit reached'
         *fields,
         *(rf"\b{p}\b" for p in phrases),
@@ -56,7 +59,11 @@ STATUS_RULES: tuple[Rule, ...] = (
         _reported_status("502|503"),
         role="weak",
         hint="A proxy or the server said it is unavailable (502/503): it is down, starting or restarting.",
-        examples=("Request failed with status code 502", "<Response [503]>"),
+        examples=(
+            "Request failed with status code 502",
+            "<Response [503]>",
+            "<html><head><title>502 Bad Gateway</title></head>",
+        ),
     ),
     rule(
         "reported_status_timeout",
@@ -67,6 +74,7 @@ STATUS_RULES: tuple[Rule, ...] = (
         examples=(
             "openai request failed with status code 504",
             "urllib.error.HTTPError: HTTP Error 429: Too Many Requests",
+            "<html><head><title>504 Gateway Time-out</title></head>",
         ),
     ),
     rule(
@@ -78,6 +86,17 @@ STATUS_RULES: tuple[Rule, ...] = (
         examples=(
             'API request failed with status 500: {"error":{"code":500,"message":"Value is not callable"}}',
             "Error: 500 status code (no body)",  # openai-node
+        ),
+    ),
+    rule(
+        "container_restarting",
+        Kind.STARTUP_FAILURE,
+        r"Back-off restarting failed container|CrashLoopBackOff",
+        role="weak",
+        hint="Kubernetes keeps restarting the container: it exits soon after it starts; its own log "
+        "(kubectl logs --previous) holds the cause.",
+        examples=(
+            "Warning  BackOff  2m (x10 over 5m)  kubelet  Back-off restarting failed container vllm in pod vllm-0",
         ),
     ),
     rule(

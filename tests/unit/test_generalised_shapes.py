@@ -73,6 +73,8 @@ def test_a_status_in_a_clients_words() -> None:
     assert classify_lines(lines).kind == "model_not_found"
     assert classify_lines(["Error: 401 status code (no body)"]).kind == "auth"  # openai-node's words
     assert classify_lines(["urllib.error.HTTPError: HTTP Error 401: Unauthorized"]).kind == "auth"
+    assert classify_lines(["<html><head><title>504 Gateway Time-out</title></head>"]).kind == "slow_or_stalled"
+    assert classify_lines(["<center><h1>502 Bad Gateway</h1></center>"]).kind == "connection"  # nginx's page
     # a Prometheus label is no status a client saw
     metric = 'http_requests_total{handler="/v1/chat/completions",method="POST",status="500"} 0.0'
     assert classify_lines([metric]).kind == HEALTHY
