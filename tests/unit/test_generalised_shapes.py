@@ -160,3 +160,11 @@ def test_an_error_response_is_never_healthy() -> None:
     assert classify_lines(['{"error": "upstream connect error or disconnect/reset before headers"}']).kind != HEALTHY
     assert classify_lines(['{"id": "x", "object": "list", "data": []}']).kind == HEALTHY
     assert classify_lines(["Error: 429 Rate limit reached for requests"]).kind == "slow_or_stalled"  # openai-node
+
+
+def test_an_answer_of_one_symbol_is_broken_output_a_printed_banner_is_not() -> None:
+    answer = ('{"choices":[{"message":{"role":"assistant","content":"@@@@@@@@@@@@@@@@@@@@@@@@@@"},'
+              '"finish_reason":"stop"}]}')  # the shape of ollama #9345's '@@@@' answer, as a body
+    assert classify_lines([answer]).kind == "decode_error"
+    banner = "=" * 50
+    assert classify_lines([banner, "Results", banner]).kind == HEALTHY
