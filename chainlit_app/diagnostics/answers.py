@@ -20,6 +20,12 @@ _HAS_WORD = re.compile(r"[^\W\d_]")
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
 # Long runs of digits again and again: numbers a broken model emits instead of words.
 _DIGIT_RUN = re.compile(r"\d{9,}")
+# NaN or inf logits make every step pick token 0, which is '!' in byte-level BPE vocabularies (GPT-2, Llama 3,
+# Qwen): an answer that ends in (or is) a long run of '!' is broken numerics (fp16 overflow), not emphasis.
+_TOKEN_ZERO_RUN = re.compile(r"!{16,}")
+# An answer that is nothing but one symbol again and again ('@@@@', '####'): a kernel or quantization that
+# returns the same token whatever the input (the generated-text rule reads the same in printed logs).
+_ONE_SYMBOL = re.compile(r"\s*([^\w\s])\1{15,}\s*")
 MAX_SCAN = 8000
 
 
@@ -52,9 +58,11 @@ def scripts_in(text: str) -> set[str]:
 _MOJIBAKE = re.compile(r"[\u00c2-\u00ef][\u0080-\u00bf\u0100-\u017f]")
 
 
-def is_garbled(text: str) -> bool:
-    """Replacement characters, UTF-8 shown as Latin-1, or letters of unrelated scripts in one answer."""
-    if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4:
+def is_garbled(text: str, whole_answer: bool = False) -> bool:
+    """Replacement characters, UTF-8 shown as Latin-1, letters of unrelated scripts, a run of token 0, or (for
+    a whole answer, not a printed line that may be a banner of '=') one symbol repeated."""
+    if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4 or _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) \
+            or (whole_answer and _ONE_SYMBOL.fullmatch(text[:4000])):
         return True
     runs = _DIGIT_RUN.findall(text[:4000])
     if len(runs) >= 2 and sum(map(len, runs)) >= 0.25 * len(text.strip()):
@@ -147,6 +155,9 @@ def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
         choices = [{"message": body}]  # the message object alone
     if not isinstance(choices, list) and isinstance(body.get("message"), dict) and "finish_reason" in body:
         choices = [body]  # one choice alone
+    texts = body.get("text")
+    if not isinstance(choices, list) and isinstance(texts, list) and texts and all(isinstance(t, str) for t in texts):
+        choices = [{"text": t} for t in texts]  # vLLM's own /generate server: {"text": [prompt + answer, ...]}
     if body.get("object") == "response" and body.get("output") == []:
         tokens = (body.get("usage") or {}).get("output_tokens") if isinstance(body.get("usage"), dict) else None
         return judge_answer(None, "stop", tokens if isinstance(tokens, int) else None)
@@ -155,7 +166,7 @@ def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
     if is_chunk(body):
         delta = choices[0].get("delta")
         text = delta.get("content") if isinstance(delta, dict) else None
-        return _garbled(text) if isinstance(text, str) else None
+        return _garbled(text, whole_answer=False) if isinstance(text, str) else None  # one chunk: a piece
     tokens = _usage_tokens(body)
     for choice in choices:
         text, reasoning, tools = _choice_text(choice)
@@ -214,11 +225,13 @@ def judge_answer(
     return None
 
 
-def _garbled(text: str) -> AnswerVerdict | None:
-    if not is_garbled(text):
+def _garbled(text: str, whole_answer: bool = True) -> AnswerVerdict | None:
+    if not is_garbled(text, whole_answer):
         return None
     replacement = text.count("\ufffd")
-    what = f"{replacement} U+FFFD" if replacement else f"letters of {len(scripts_in(text))} scripts"
+    what = f"{replacement} U+FFFD" if replacement else "a run of '!' (token 0)" \
+        if _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) else "one symbol repeated" \
+        if _ONE_SYMBOL.fullmatch(text[:4000]) else f"letters of {len(scripts_in(text))} scripts"
     return AnswerVerdict(
         Kind.DECODE_ERROR,
         f"the answer is garbled ({what} in {len(text)} characters)",
@@ -297,7 +310,7 @@ class StreamAssembler:
         found: list[tuple[AnswerVerdict, int]] = []
         for key, parts in self._texts.items():
             text = "".join(parts)
-            if text.strip() and (is_looping(text) or is_garbled(text)):
+            if text.strip() and (is_looping(text) or is_garbled(text, whole_answer=True)):
                 verdict = judge_answer(text, "length", None)
                 if verdict is not None:
                     found.append((verdict, self._lines.get(key, 0)))

@@ -24,7 +24,7 @@ from chainlit_app.i18n import Msg
 
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .events import Body, EventFolder, Traceback
-from .exceptions import SERVING_ONLY, ancestry, exception_name, lookup, owner_of, raised_in
+from .exceptions import SERVING_ONLY, ancestry, error_body, exception_name, lookup, owner_of, raised_in
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
@@ -37,7 +37,7 @@ from .phases import (
     words_show_serving,
 )
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
-from .printed import COMPLETION_OUTPUT, PrintedOutput
+from .printed import COMPLETION_OUTPUT, PrintedCycle, PrintedOutput
 from .redact import SecretSource, secrets_of
 from .request_lines import RequestLines
 from .rule_tables import RULES
@@ -65,6 +65,9 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._last_traceback = 0  # exception line of the latest traceback: where wrappers point
         self._named_in_traceback: set[str] = set()  # processes whose open traceback already has a finding
         self._plain: Counter[str] = Counter()
+        self._cycle = PrintedCycle()
+        self._progress_at_zero: tuple[int, str] | None = None
+        self._previous_line = self._last_line = 0  # non-blank lines: printed blocks must follow each other
         self._loop_reported = False
         # Findings whose kind depends on a phase the excerpt had not shown yet (no marker seen): named as
         # start-up failures, renamed engine errors if the log later shows that the server was serving.
@@ -91,6 +94,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         raw = line.rstrip("\r\n")
         if not raw or raw.isspace():
             return []
+        self._previous_line, self._last_line = self._last_line, lineno
         if '"log":' in raw[:40] or (raw[:1] == "{" and ('"level' in raw or '"severity"' in raw)):
             raw = unwrap_docker_json(raw)  # Docker's json-file lines and structured (JSON) log lines
         low = raw.lower()
@@ -133,6 +137,8 @@ class LineClassifier(PrintedOutput, RequestLines):
 
     def _on_line(self, parsed: ParsedLine, text: str, lineno: int, replaced: bool) -> list[Finding]:
         msg = parsed.message
+        if "Processed prompts" in msg:
+            self._note_progress(msg, lineno, text)
         if any(n in msg for n in ECHO_LINES):
             return self._on_echo(msg, lineno, text)
         if "shared memory broadcast" in msg and SHM_WAIT.search(msg):
@@ -246,6 +252,14 @@ class LineClassifier(PrintedOutput, RequestLines):
             found: list[Finding] = []
             for offset, message in enumerate(body.lines):  # not an answer: each line as any other line
                 found += self._on_line(ParsedLine(parsed.level, message), message, body.first_line + offset, False)
+            error = error_body(body.data) if body.data is not None and not found else None
+            if error is not None:  # an error response no rule named: its type, then its status, then the phase
+                entry = lookup(error[0].split(), error[1], self.phase)
+                if entry is None:
+                    return self._phase_default(body.line, body.text, Msg("what.error_response"), "weak",
+                                              Phase.SERVING)
+                return [self._finding(entry.kind, body.line, body.text, entry.hint, "error_body", "weak",
+                                      "exception_type")]
             return found
         self._phases.enter(Phase.SERVING)
         text = body.text if "\n" not in body.text else verdict.evidence
@@ -273,6 +287,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._tb_guesses.clear()
         found = [self._finding(v.kind, line, v.evidence, v.hint, f"stream_{v.kind.value}", "decisive")
                  for v, line in self._streams.flush()]
+        found += self._stuck_progress()
         body = self._folder.open_body()
         if body is not None:
             found += self._on_body(body, ParsedLine("", ""))
@@ -358,7 +373,7 @@ class LineClassifier(PrintedOutput, RequestLines):
             kind=kind.value,
             line=lineno,
             text=evidence_text(text, secrets_of(self._secrets)),
-            hint=hint or KINDS[kind].fix[0],
+            hint=hint or KINDS[kind].fix_msgs[0],
             rule=rule,
             role=role,
             basis=basis,

@@ -322,6 +322,8 @@ class EventFolder:
         self._body, self._depth = [], 0
         text = "\n".join(lines)
         data = parse_json(text)
+        if not isinstance(data, dict):  # a paste wrapped at a fixed width cuts strings: the lines are one line
+            data = parse_json("".join(lines))
         return Body(start, lineno, data if isinstance(data, dict) else None, text, lines)
 
     @staticmethod

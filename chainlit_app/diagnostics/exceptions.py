@@ -252,3 +252,19 @@ def raised_in(innermost: str, stack: str, phase: Phase) -> RaisedInEntry | None:
         if where and phase in entry.phases and any(f in where for f in entry.fragments):
             return entry
     return None
+
+
+def error_body(data: dict[str, object]) -> tuple[str, str] | None:
+    """(names to look up, message) of a JSON error response: vLLM's `{"object": "error", "type":
+    "BadRequestError", "code": 400, ...}`, OpenAI's `{"error": {"type": ..., "code": ...}}` and the like; None for
+    any other document. The status becomes a message the HTTP client entries read ('status code 503')."""
+    inner = data.get("error")
+    error = inner if isinstance(inner, dict) else data if data.get("object") == "error" else None
+    if error is None:
+        return (("HTTPStatusError", str(inner)) if isinstance(inner, str) and inner.strip() else None)
+    kind = error.get("type")
+    code = error.get("code") if error.get("code") is not None else data.get("status")
+    message = str(error.get("message") or "")
+    status = f"status code {code}: " if isinstance(code, int) or (isinstance(code, str) and code.isdigit()) else ""
+    names = f"{kind} HTTPStatusError" if isinstance(kind, str) and kind.isidentifier() else "HTTPStatusError"
+    return names, f"{status}{message}"

@@ -45,6 +45,7 @@ MARKERS: tuple[Marker, ...] = (
     _m(Phase.BOOT, r"Automatically detected platform|Initializing a V1 LLM engine|Resolved architecture",
        progress=True),
     _m(Phase.LOADING, r"Starting to load model|Loading weights|Loading safetensors|Model loading took|"
+       r"Attempted to load weight|"
        r"KV cache size|init engine|Capturing CUDA graph|Graph capturing|torch\.compile takes|Compiling a graph|"
        r"Compiling model|Dynamo bytecode transform|warming up|warmup model|Memory profiling takes", progress=True),
     _m(Phase.SERVING, r"Starting vLLM (?:API )?server|Available routes|Started server process|"
@@ -53,6 +54,7 @@ MARKERS: tuple[Marker, ...] = (
     _m(Phase.SERVING, r"Dumping (?:scheduler output for model execution|input data for V1 LLM engine)|"
        r"EngineCore encountered a fatal error|EngineCore hit an exception|Error in model execution|"
        r"failure while handling (?:the )?request|Avg prompt throughput|Processed prompts|Added request|"
+       r"Exception in ASGI application|"
        r"Received request|"
        r"\"(?:GET|POST) /v1/\S* HTTP/[\d.]+\" 200"),
     # An intentional stop only: "shutting down executor" after a worker died is a failure, not a stop, and
@@ -143,7 +145,7 @@ def stack_shows_serving(functions: list[str]) -> bool:
 # together belong to starting (a message naming both is left to the other evidence).
 _SERVING_WORDS = re.compile(
     r"\brequest(?:s|_id)?\b|\breq_id\b|chatcmpl-|\bcmpl-|\bprompt(?:_token_ids|s)?\b|\bdetokeniz|"
-    r"\bfinish_reason\b",
+    r"\bfinish_reason\b|\w(?:Completion|Chat|Embedding|Tokenize|Score|Rerank)Request\b",
     re.IGNORECASE,
 )
 _STARTING_WORDS = re.compile(

@@ -42,6 +42,7 @@ _EXTRA_NEEDLES = (
     "non-default args",
     "starting to load model",
     "loading weights",
+    "attempted to load weight",
     "model loading took",
     "kv cache size",
     "init engine",

@@ -24,10 +24,13 @@ BUILD_RULES: tuple[Rule, ...] = (
         "undefined_symbol",
         Kind.VERSION_MISMATCH,
         r"undefined symbol|Symbol not found: |cannot import name '\w+' from '(?:transformers|torch|vllm|"
-        r"huggingface_hub|tokenizers)",
+        r"huggingface_hub|tokenizers)|Failed to load shared library|"
+        # the tokenizers library reading a tokenizer.json written by a newer version
+        r"did not match any variant of untagged enum ModelWrapper",
         hint=Msg("rule.undefined_symbol"),
         examples=(
             "ImportError: /x/vllm/_C.abi3.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
+            "Exception: data did not match any variant of untagged enum ModelWrapper at line 757479 column 3",
         ),
     ),
     rule(
@@ -45,10 +48,15 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"forward compatibility was attempted on non supported HW|Found no NVIDIA driver|"
         r"Failed to infer device type|No CUDA GPUs are available|Torch not compiled with CUDA enabled|"
         r"No platform detected, vLLM is running on UnspecifiedPlatform|"
-        r"unsupported display driver / cuda driver combination|\bError 803\b",
+        r"unsupported display driver / cuda driver combination|\bError 803\b|"
+        # nvidia-container-cli refuses to start an image built for a newer CUDA than the host driver offers
+        r"unsatisfied condition: cuda\s*>=|please update your (?:NVIDIA )?driver to a newer version|"
+        r"CUDA driver initialization failed",
         hint=Msg("rule.driver_too_old"),
         examples=(
             "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found 11040).",
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver "
+            "to a newer version, or use an earlier cuda container: unknown.",  # vLLM #5635
         ),
     ),
     rule(
@@ -143,11 +151,13 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"Min(?:imum)? capability: \d+|not supported (?:for|on) (?:the current|this) GPU|"
         r"compute capability (?:of )?\d+\.?\d* (?:is )?(?:not supported|too low|required)|"
         r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability|"
-        r"too old to be supported by the triton",
+        r"too old to be supported by the triton|"
+        r"only supports? (?:Ampere|Ada|Hopper|Turing|Volta|Blackwell)\b[^.\n]{0,30}(?:or newer|and newer|or later)",
         hint=Msg("rule.gpu_capability_too_low"),
         examples=(
             "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', "
             "'Current capability: 70.')",
+            "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
             "[rank0]: RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU "
             "compiler, which is used as the",
         ),

@@ -38,9 +38,14 @@ MODEL_RULES: tuple[Rule, ...] = (
         "hf_repo_missing",
         Kind.STARTUP_FAILURE,
         r"RepositoryNotFoundError|Repository Not Found for url|"
-        r"is not a local folder and is not a valid model identifier|Invalid repository ID or local directory",
+        r"is not a local folder and is not a valid model identifier|Invalid repository ID or local directory|"
+        # ModelScope's hub (VLLM_USE_MODELSCOPE) answers an unknown model id in these words
+        r"The request model:? \S+ does not exist",
         hint=Msg("rule.hf_repo_missing"),
-        examples=("OSError: foo/bar is not a local folder and is not a valid model identifier listed on",),
+        examples=(
+            "OSError: foo/bar is not a local folder and is not a valid model identifier listed on",
+            "requests.exceptions.HTTPError: The request model: jarvis_vla_qwen2_vl_7b_sft does not exist!",
+        ),
     ),
     rule(
         "hf_validation",

@@ -27,10 +27,13 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         "no_cache_blocks",
         Kind.OUT_OF_MEMORY,
         r"No available memory for the cache blocks|# GPU blocks: 0\b|KV cache size: 0 tokens|"
-        r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache",
+        r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache|"
+        # the memory left for the KV cache printed as a negative number: the weights took more than the budget
+        r"\bKV cache memory\W{0,3}\s*[:=]\s*-\d",
         hint=Msg("rule.no_cache_blocks"),
         examples=(
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
+            "Available KV cache memory: -0.87 GiB",  # vllm-ascend #9372
         ),
     ),
     rule(
@@ -69,6 +72,18 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         examples=("Killed", "./serve.sh: line 3:  4242 Killed                  python -m vllm.entrypoints"),
     ),
     # --- port ---
+    rule(
+        "bind_address_unavailable",
+        Kind.STARTUP_FAILURE,
+        # errno 99 (EADDRNOTAVAIL): the host to listen on is not an address of this machine (an IPv6 '::1'
+        # where IPv6 is off, a stale IP); uvicorn prints it with the same words as a port in use
+        r"\[Errno (?:99|49)\]|\[WinError 10049\]|cannot assign requested address|EADDRNOTAVAIL",
+        hint=Msg("rule.bind_address_unavailable"),
+        examples=(
+            "ERROR:    [Errno 99] error while attempting to bind on address ('::1', 21002, 0, 0): cannot assign "
+            "requested address",  # FastChat #3185
+        ),
+    ),
     rule(
         "port_in_use",
         Kind.PORT_IN_USE,

@@ -1,4 +1,4 @@
-"""Rules for failures while serving: requests, output, connections, stalls, and the wrappers.
+"""Rules for failures while serving: requests, output, connections, stalls (wrappers: `rules_wrappers.py`).
 
 Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 """
@@ -7,25 +7,15 @@ from __future__ import annotations
 
 from chainlit_app.i18n import Msg
 
-from .rules import SERVING, STARTING, Rule, rule
+from .rules import Rule, rule
 from .taxonomy import Kind
-
-# A vLLM process failed: the same words before ready (a start-up failure) and after (an engine error).
-_PROCESS_FAILED = (
-    r"Engine core initialization failed|Engine process failed to start|EngineCore failed to start|"
-    r"Engine core proc \S+ died unexpectedly|(?:APIServer|API server|ApiServer)\b.{0,60}\bexited|"
-    r"Worker proc \S+ died unexpectedly|Error executing method|Worker failed with error|"
-    r"WorkerProc (?:initialization failed|hit an exception)|AsyncLLM output_handler failed|"
-    r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an exception|"
-    r"EngineCore encountered a fatal error|Exception in worker|engine core exited unexpectedly"
-)
 
 SERVING_RULES: tuple[Rule, ...] = (
     # --- request-level errors ---
     rule(
         "model_does_not_exist",
         Kind.MODEL_NOT_FOUND,
-        r"The model [`'\"].{0,300}?[`'\"] does not exist|The request model:? \S+ does not exist|"
+        r"The model [`'\"].{0,300}?[`'\"] does not exist|"
         r"\bmodel [`'\"][^`'\"]+[`'\"] not found|\bmodel \S+ not found\b|\bModel not found\b|\bmodel_not_found\b|"
         r"Model metadata for \S+ not found|\bno such model\b",
         hint=Msg("rule.model_does_not_exist"),
@@ -100,9 +90,16 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"maximum context length is \d+|Input prompt \(\d+ tokens\) is too long and exceeds limit|"
         r"cannot be greater than max_model_len|is longer than the maximum model length|"
         r"Prompt length of \d+ is longer than|context_length_exceeded|context length exceeded|"
-        r"max_tokens must be at least 1, got -\d+|exceeds (?:the )?model's maximum context length",
+        r"max_tokens must be at least 1, got (?:-\d+|0)\b|exceeds (?:the )?model's maximum context length|"
+        # other servers' words (llama.cpp, llama-cpp-python, TGI): a request larger than the context
+        r"exceeds? (?:the )?(?:available |model's )?context (?:window|size|length)|exceed_context_size_error|"
+        r"tokens \+ `?max_new_tokens`? must be <= \d+",
         hint=Msg("rule.context_too_long"),
-        examples=("This model's maximum context length is 512 tokens. However, your prompt contains 513",),
+        examples=(
+            "This model's maximum context length is 512 tokens. However, your prompt contains 513",
+            "the request exceeds the available context size, try increasing it",  # llama.cpp server
+            "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000",  # TGI
+        ),
     ),
     rule(
         "no_chat_template",
@@ -118,10 +115,26 @@ SERVING_RULES: tuple[Rule, ...] = (
         "chat_template_failed",
         Kind.CHAT_TEMPLATE,
         r"error occurred in `?transformers`? while applying chat template|Error in applying chat template|"
-        r"error while applying (?:the )?chat template|Failed to apply chat template",
+        r"error while applying (?:the )?chat template|Failed to apply chat template|"
+        r"Failed (?:applying|rendering) the (?:jinja )?chat template|failed to render (?:the )?chat template",
         hint=Msg("rule.chat_template_failed"),
         examples=(
             "ERROR 09-14 13:08:40 [chat_utils.py:1233] An error occurred in `transformers` while applying chat template",  # noqa: E501
+            "ERROR: Model worker crashed: Failed applying the jinja chat template: invalid operation: tried to use + "
+            "operator on unsupported types undefined and string (in <string>:3)",  # nobodywho #61
+        ),
+    ),
+    rule(
+        "chat_template_source_in_error",
+        Kind.CHAT_TEMPLATE,
+        # an error that quotes Jinja statements: the template engine (jinja2, minijinja, llama.cpp's) shows the
+        # template line it failed on, whatever words its message uses
+        "|".join(rf"{word}\b.{{0,400}}?\{{%-?\s*(?:set|if|for|elif|else|endif|endfor|macro|call)\b"
+                 for word in ("error", "failed", "exception", "crashed")),
+        hint=Msg("rule.chat_template_source_in_error"),
+        examples=(
+            'API request failed with status 500: {"error":{"code":500,"message":"Value is not callable: null at '
+            "row 49, column 79:\\n                {%- set content = (m_content.split('</think>')|last)",  # jan #6123
         ),
     ),
     rule(
@@ -285,6 +298,18 @@ SERVING_RULES: tuple[Rule, ...] = (
     ),
     # --- slow or stuck ---
     rule(
+        "preempted_for_kv_cache",
+        Kind.SLOW_OR_STALLED,
+        r"is preempted by PreemptionMode\.\w+ mode because there is not enough KV cache space",
+        role="weak",
+        hint=Msg("rule.preempted_for_kv_cache"),
+        examples=(
+            "WARNING 05-01 10:00:00 scheduler.py:1560] Sequence group chatcmpl-1 is preempted by "
+            "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the "
+            "end-to-end performance.",
+        ),
+    ),
+    rule(
         "request_timeout",
         Kind.SLOW_OR_STALLED,
         r"APITimeoutError|Request timed out|ReadTimeout|read timed out|timed out waiting for (?:response|"
@@ -321,66 +346,25 @@ SERVING_RULES: tuple[Rule, ...] = (
         examples=("ERROR Engine appears to be hung, no step completed in 300 s",),
     ),
     rule(
+        "launch_timed_out",
+        Kind.STARTUP_FAILURE,
+        # a distributed launch whose workers never all joined, or a start-up with a deadline that passed
+        r"timed out after \d+ ?(?:s|sec|seconds?) waiting for (?:clients|workers|nodes|ranks|(?:the )?placement group)|"
+        r"timed out waiting for (?:clients|workers|nodes|ranks|(?:the )?placement group)|"
+        r"launch\w* (?:has |was )?timed out|start-?up (?:has |was )?timed out|"
+        r"initiali[sz]ation (?:has |was )?timed out",
+        hint=Msg("rule.launch_timed_out"),
+        examples=(
+            "ERROR    [address=172.22.149.188:45585, pid=43525] Timed out after 601 seconds waiting for clients. "
+            "1/2 clients joined.",  # Xinference #2486
+        ),
+    ),
+    rule(
         "generic_timeout",
         Kind.SLOW_OR_STALLED,
-        r"\bTimeoutError\b|\btimed out\b",
+        r"\bTimeoutError\b|\btimed out\b|upstream request timeout",
         role="weak",
         hint=Msg("rule.generic_timeout"),
         examples=("asyncio.exceptions.TimeoutError",),
-    ),
-    # --- wrappers: consequences that point at a cause printed elsewhere ---
-    rule(
-        "engine_dead",
-        Kind.ENGINE_ERROR,
-        r"EngineDeadError|EngineCore encountered an issue|AsyncEngineDeadError|Background loop has errored|"
-        r"Engine loop has died",
-        role="wrapper",
-        hint=Msg("rule.engine_dead"),
-        examples=(
-            "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace",
-        ),
-    ),
-    rule(
-        "engine_failed",
-        Kind.STARTUP_FAILURE,
-        _PROCESS_FAILED,
-        role="wrapper",
-        phases=STARTING,
-        hint=Msg("rule.engine_failed"),
-        examples=(
-            "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
-        ),
-    ),
-    rule(
-        "engine_failed_serving",
-        Kind.ENGINE_ERROR,
-        _PROCESS_FAILED,
-        role="wrapper",
-        phases=SERVING,
-        hint=Msg("rule.engine_failed_serving"),
-        examples=(
-            "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
-        ),
-    ),
-    rule(
-        "tool_says_vllm_failed",
-        Kind.STARTUP_FAILURE,
-        # what the tools that run vLLM (InstructLab, GPUStack, Xinference, ...) print when it did not come up
-        r"\bvllm\b[^.\n]{0,40}\b(?:failed to start|did not start|exited with (?:exit )?(?:code|status)|"
-        r"not ready after|failed to launch)",
-        role="wrapper",
-        phases=STARTING,
-        hint=Msg("rule.tool_says_vllm_failed"),
-        examples=("vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",),
-    ),
-    rule(
-        "access_5xx",
-        Kind.ENGINE_ERROR,
-        r"HTTP/[\d.]+\" 5\d\d\b",
-        role="wrapper",
-        hint=Msg("rule.access_5xx"),
-        examples=(
-            'INFO:     127.0.0.1:45442 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
-        ),
     ),
 )

@@ -39,6 +39,7 @@ class StallWatch:
         self._stall_reported = False
         self._shm_waits = 0
         self._kv_full = 0
+        self._queue_free_reported = False
 
     def reset(self) -> None:
         """A new server life begins."""
@@ -56,6 +57,7 @@ class StallWatch:
         if gen_tps > 0:
             self._shm_waits = 0
         found = self._kv_cache_full(msg, waiting)
+        found += self._queue_beside_free_cache(msg, running, waiting, prompt_tps, gen_tps)
         reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
         if reason and not self._stall_reported and not stopping:
             self._stall_reported = True
@@ -85,15 +87,34 @@ class StallWatch:
         return None
 
     def shm_wait(self, serving: bool) -> StallSignal | None:
-        """'No available shared memory broadcast block': normal during warm-up compilation, a stall when
-        it repeats while the server is serving."""
+        """'No available shared memory broadcast block found in 60 seconds': a process did not take its work
+        for a minute. The time-consuming work that explains it harmlessly (compilation, weight or KV cache
+        quantization, as the message itself lists) happens at start-up; while serving, or in an excerpt
+        that shows no phase at all, it is a hang (vLLM's maintainers reworded it to say so, PR #25566).
+        Reported once per episode: tokens flowing again end it."""
         if not serving:
             return None
         self._shm_waits += 1
-        if self._shm_waits != 2:
+        if self._shm_waits != 1:
             return None
         hint = Msg("hint.shm_broadcast_stall")
         return StallSignal("shm_broadcast_stall", hint, "weak")
+
+    def _queue_beside_free_cache(self, msg: str, running: int, waiting: int, prompt_tps: float, gen_tps: float
+                                 ) -> list[StallSignal]:
+        """Steps complete (tokens are generated) yet for a whole report no waiting request was admitted while
+        the KV cache is almost empty: memory does not hold them back, a limit does (--max-num-seqs,
+        --max-loras, a stuck scheduler). A single long step (a big prefill on a CPU) generates nothing and
+        stays quiet. Once per episode."""
+        m = _STAT_KV.search(msg)
+        if m is None or running == 0 or waiting == 0 or prompt_tps > 0 or gen_tps == 0 or float(m.group(1)) >= 10.0:
+            self._queue_free_reported = self._queue_free_reported and waiting > 0
+            return []
+        if self._queue_free_reported:
+            return []
+        self._queue_free_reported = True
+        hint = Msg("hint.queue_beside_free_cache", waiting=waiting, running=running, usage=m.group(1))
+        return [StallSignal("queue_beside_free_cache", hint, "weak")]
 
     def _kv_cache_full(self, msg: str, waiting: int) -> list[StallSignal]:
         """A KV cache at >= 98 % for two reports (or 99 % with a queue) forces queueing and preemption."""

@@ -44,6 +44,13 @@ def _literal_text(node: ast.AST) -> str:
     return ""
 
 
+def _branches(node: ast.expr) -> list[ast.expr]:
+    """Every value a conditional expression may take, nested conditionals included."""
+    if isinstance(node, ast.IfExp):
+        return _branches(node.body) + _branches(node.orelse)
+    return [node]
+
+
 def _calls() -> Iterator[tuple[Path, ast.Call]]:
     for path in SOURCES:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -70,7 +77,12 @@ def test_no_english_sentence_is_written_into_a_call_that_shows_text() -> None:
 TEXT_VARIABLES = {"fix", "message", "hint", "notice", "what", "fallback", "unit", "note", "where"}
 # English on purpose: evidence (what was observed, like a log line) and configuration errors printed at start,
 # which name CHAT_* settings and stop the process before any browser is there.
-ENGLISH_ON_PURPOSE = {"chainlit_app/diagnostics/answers.py: letters of", "chainlit_app/users.py: CHAT_USERS"}
+ENGLISH_ON_PURPOSE = {
+    "chainlit_app/diagnostics/answers.py: letters of",
+    "chainlit_app/diagnostics/answers.py: a run of '",
+    "chainlit_app/diagnostics/answers.py: one symbol",
+    "chainlit_app/users.py: CHAT_USERS",
+}
 
 
 def test_no_english_sentence_is_kept_in_a_text_variable() -> None:
@@ -79,7 +91,7 @@ def test_no_english_sentence_is_kept_in_a_text_variable() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Assign) and any(
                     isinstance(target, ast.Name) and target.id in TEXT_VARIABLES for target in node.targets):
-                values = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+                values = _branches(node.value)
                 offenders += [f"{path.relative_to(ROOT)}: {_literal_text(value)[:10].strip()}" for value in values
                               if WORDS.search(_literal_text(value))]
     assert set(offenders) == ENGLISH_ON_PURPOSE
