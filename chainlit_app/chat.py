@@ -25,6 +25,7 @@ from chainlit_app.conversation import (
     InputTooLong,
     Params,
     bounded_prompt,
+    trimmed_note,
     with_note,
 )
 from chainlit_app.diagnostics.redact import redact
@@ -47,7 +48,8 @@ RETRY_ACTION = "retry_question"
 def default_params(runtime: Runtime) -> Params:
     s = runtime.settings
     return Params(runtime.default_temperature(), s.chat.top_p, s.chat.max_tokens,
-                  bounded_prompt(s.chat.system_prompt, s.chat.max_system_prompt_chars))
+                  bounded_prompt(s.chat.system_prompt, s.chat.max_system_prompt_chars),
+                  runtime.default_repetition_penalty())
 
 
 def _params() -> Params:
@@ -101,6 +103,8 @@ async def send_settings(params: Params) -> None:
             Slider(id="temperature", label="Temperature", initial=params.temperature, min=0, max=2, step=0.05),
             Slider(id="top_p", label="Top-p", initial=params.top_p, min=0.05, max=1, step=0.05),
             Slider(id="max_tokens", label="Max tokens", initial=params.max_tokens, min=16, max=4096, step=16),
+            Slider(id="repetition_penalty", label="Repetition penalty (1 = off; 1.1 stops most loops)",
+                   initial=params.repetition_penalty, min=1, max=2, step=0.05),
             TextInput(id="system_prompt", label="System prompt", initial=params.system_prompt, multiline=True),
         ]
     ).send()
@@ -180,14 +184,14 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     msg = cl.Message(content="", author=AUTHOR)
     saver = AnswerSaver(msg)  # shows the tokens and keeps the history up to date while they come
     try:
-        fitted = conversation.fit(params, runtime.settings.engine.max_model_len)
+        fitted = conversation.fit(params, runtime.context_length())
     except InputTooLong as exc:
         await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
         return None
     started = time.monotonic()
     request = AnswerRequest(
         runtime.served_model_name, params, fitted,
-        shorten=lambda: conversation.fit(params, runtime.settings.engine.max_model_len, budget_scale=0.5),
+        shorten=lambda scale: conversation.fit(params, runtime.context_length(), budget_scale=scale),
     )
     answer = AnswerStream(request, lambda body: open_chat_stream(runtime.client(), body), runtime.pace,
                           batching=runtime.settings.chat.stream_batching)
@@ -213,6 +217,9 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             msg.content = with_note(msg.content, NOTE_DECODE)
         if finish_reason == "length":
             msg.content = with_note(msg.content, NOTE_CUT)
+        if answer.sent.dropped_turns:
+            msg.content = with_note(msg.content, trimmed_note(answer.sent.dropped_turns, runtime.context_length(),
+                                                              answer.refused_as_too_long, answer.sent.max_tokens))
         await msg.send()
         log.info("answer: %d chars in %.2f s", len(text), time.monotonic() - started)
         return text

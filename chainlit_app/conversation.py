@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,16 @@ NOTE_INTERRUPTED_PREFIX = "_⚠ Interrupted: "
 NOTE_UNFINISHED = f"{NOTE_INTERRUPTED_PREFIX}the app stopped before this answer was complete._"
 NOTE_EMPTY_PREFIX = "_(The model returned an empty answer"
 NOTE_SEE_PANEL = "_Open the diagnostics panel for the likely cause and the fix._"
+NOTE_TRIMMED_PREFIX = "_(To fit the model's context"
+
+
+def trimmed_note(dropped: int, max_model_len: int, refused: bool, max_tokens: int) -> str:
+    """What the reader is told when older messages were left out of the request (and why the answer is short)."""
+    messages = "message was" if dropped == 1 else "messages were"
+    note = f"{NOTE_TRIMMED_PREFIX} ({max_model_len} tokens), the oldest {dropped} {messages} left out"
+    if refused:
+        note += f" after the server refused the longer request, and this answer was limited to {max_tokens} tokens"
+    return note + ".)_"
 
 
 def with_note(answer: str, note: str) -> str:
@@ -28,7 +39,7 @@ def with_note(answer: str, note: str) -> str:
 
 def _is_note(part: str) -> bool:
     return part in (NOTE_CUT, NOTE_STOPPED, NOTE_DECODE, NOTE_SEE_PANEL) or part.startswith(
-        (NOTE_INTERRUPTED_PREFIX, NOTE_EMPTY_PREFIX)
+        (NOTE_INTERRUPTED_PREFIX, NOTE_EMPTY_PREFIX, NOTE_TRIMMED_PREFIX)
     )
 
 
@@ -52,6 +63,7 @@ class Params:
     top_p: float = 0.95
     max_tokens: int = 512
     system_prompt: str = ""
+    repetition_penalty: float = 1.0  # vLLM's sampling parameter; 1.0 is off and is not sent
 
     @classmethod
     def from_widgets(cls, values: dict[str, Any], defaults: Params,
@@ -69,6 +81,7 @@ class Params:
             temperature=min(2.0, max(0.0, number("temperature", defaults.temperature))),
             top_p=min(1.0, max(0.01, number("top_p", defaults.top_p))),
             max_tokens=int(min(1_000_000, max(1, number("max_tokens", defaults.max_tokens)))),
+            repetition_penalty=min(2.0, max(1.0, number("repetition_penalty", defaults.repetition_penalty))),
             system_prompt=bounded_prompt(str(values.get("system_prompt", defaults.system_prompt) or ""),
                                          max_system_prompt),
         )
@@ -84,6 +97,28 @@ class Fitted:
     messages: list[dict[str, str]]
     max_tokens: int
     dropped_turns: int
+
+    @property
+    def estimated_tokens(self) -> int:
+        return sum(estimate_tokens(m["content"]) for m in self.messages)
+
+
+# vLLM 0.32: "This model's maximum context length is 2048 tokens. However, your request has 2301 input tokens."
+# (or "your prompt contains [at least] 2301 input tokens"); older: "(2301 in the messages, 64 in the completion)".
+_PROMPT_TOKENS = re.compile(r"(?:request has|prompt contains)\s+(?:at least\s+)?(\d+) input tokens|"
+                            r"\((\d+) in the messages")
+RETRY_SHARE = 0.8  # of the context, for prompt and answer on the retry: vLLM counts a few tokens per message more
+
+
+def retry_scale(server_message: str, sent: Fitted) -> float:
+    """The share of the context to fit the conversation into on the retry after vLLM refused it as too long:
+    half, or less when vLLM's own count of the prompt shows the estimate was further off."""
+    match = _PROMPT_TOKENS.search(server_message)
+    estimated = sent.estimated_tokens
+    if match is None or estimated <= 0:
+        return 0.5
+    counted = int(match.group(1) or match.group(2))
+    return max(0.02, min(0.5, RETRY_SHARE * estimated / counted))
 
 
 class InputTooLong(ValueError):

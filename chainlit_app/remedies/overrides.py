@@ -41,7 +41,11 @@ OVERRIDABLE: dict[str, tuple[type, ...]] = {
     "chat_template": (str,),
     "dtype": (str,),
     "trust_remote_code": (bool,),
+    "generation_config": (str,),
+    "repetition_penalty": (float, int),
 }
+# Settings the chat sends with each request rather than launch settings: applied without a restart.
+REQUEST_FIELDS = frozenset({"repetition_penalty"})
 
 
 class CorruptOverrides(ValueError):
@@ -95,6 +99,14 @@ class OverridesStore:
 
     def launch_overrides(self) -> dict[str, Any]:
         """Field -> value, as LaunchSpec.from_settings takes them."""
+        return {e.field: e.value for e in self.entries() if e.field not in REQUEST_FIELDS}
+
+    def request_overrides(self) -> dict[str, Any]:
+        """Field -> value of the settings the chat's requests carry (repetition_penalty)."""
+        return {e.field: e.value for e in self.entries() if e.field in REQUEST_FIELDS}
+
+    def values(self) -> dict[str, Any]:
+        """Every overridden setting, launch and request alike."""
         return {e.field: e.value for e in self.entries()}
 
     def to_json(self) -> dict[str, Any]:

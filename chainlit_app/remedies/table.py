@@ -37,6 +37,11 @@ class RemedyContext:
     model_dir: Path | None = None
     available_ram: int | None = None  # bytes; None: unknown (the remedies that need it do not apply)
     pick_port: Callable[[str], int] = free_port
+    repetition_penalty: float = 1.0  # what the chat's requests send now (a request setting, not a launch one)
+
+    def current(self, name: str) -> Any:
+        """The value a remedy would replace: a launch setting, or one the chat's requests carry."""
+        return getattr(self.spec, name) if hasattr(self.spec, name) else getattr(self, name)
 
 
 @dataclass(frozen=True)
@@ -164,6 +169,43 @@ def float32_on_cpu(finding: Finding, ctx: RemedyContext) -> Change | None:
     return Change({"dtype": "float32"}, f"--dtype {served} on a CPU gave garbled output")
 
 
+PENALTY_FIRST = 1.1  # the issue's measurement: the demo model's worst loop went from 0.13 to 0.7 distinct words
+PENALTY_STEP = 0.1
+PENALTY_MAX = 1.3  # beyond this, penalised common words make answers odd; the loop is then the model's
+
+
+def repetition_penalty(finding: Finding, ctx: RemedyContext) -> Change | None:
+    """A looping answer: penalise repeated tokens (vLLM's repetition_penalty, sent with each chat request);
+    1.1 first, then a step more while below PENALTY_MAX."""
+    current = ctx.repetition_penalty
+    new = PENALTY_FIRST if current < PENALTY_FIRST else round(current + PENALTY_STEP, 2)
+    if new > PENALTY_MAX:
+        return None
+    return Change({"repetition_penalty": new}, f"the answer looped at repetition_penalty {current:g}")
+
+
+_FIRST_TOKEN_STOP = re.compile(r"completion_tokens=([01])\b")
+
+
+def default_generation_config(finding: Finding, ctx: RemedyContext) -> Change | None:
+    """An answer that ended at its first token, from a model whose generation_config.json names stop ids
+    besides the tokenizer's EOS (vLLM adds them to every request's stop ids): serve with vLLM's defaults."""
+    if ctx.model_dir is None or ctx.spec.generation_config == "vllm" or not _FIRST_TOKEN_STOP.search(finding.text):
+        return None
+    folder = ModelFolder(ctx.model_dir)
+    eos = folder.generation_config.get("eos_token_id")
+    ids = [eos] if isinstance(eos, int) else eos if isinstance(eos, list) else []
+    token = folder.tokenizer_config.get("eos_token")
+    own = folder.token_id(str(token.get("content") if isinstance(token, dict) else token or ""))
+    extra = sorted({i for i in ids if isinstance(i, int)} - {own})
+    if not extra:
+        return None
+    shown = ", ".join(map(str, extra[:5])) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+    return Change({"generation_config": "vllm"},
+                  f"generation_config.json stops on {len(extra)} token id(s) besides the tokenizer's EOS {own}: "
+                  f"{shown}; the answer ended at its first token")
+
+
 _REMOTE_CODE = re.compile(r"trust.remote.code|auto_map", re.IGNORECASE)
 
 
@@ -194,6 +236,15 @@ REMEDIES: tuple[Remedy, ...] = (
     Remedy("float32_on_cpu", "decode_error", "--dtype",
            "Half precision on a CPU computes wrong tokens; float32 is slower but right.",
            "Remove the override: --dtype returns to CHAT_DTYPE.", True, float32_on_cpu),
+    Remedy("repetition_penalty", "degenerate_output", "repetition_penalty (chat requests; CHAT_REPETITION_PENALTY)",
+           "The answer repeats one phrase until the token limit; penalising repeated tokens breaks the loop.",
+           "Remove the override: the chat sends CHAT_REPETITION_PENALTY (the model's default) again.", True,
+           repetition_penalty),
+    Remedy("default_generation_config", "empty_output", "--generation-config vllm",
+           "The model's generation_config.json ends answers at once; vLLM's defaults stop only at the tokenizer's "
+           "EOS (the file's sampling defaults are dropped too).",
+           "Remove the override: vLLM reads the model's generation_config.json again.", True,
+           default_generation_config),
     Remedy("trust_remote_code", "startup_failure", "--trust-remote-code",
            "The model's architecture is custom Python code in its folder, which vLLM runs only when trusted.",
            "Remove the override: --trust-remote-code is no longer passed.", False, trust_remote_code,
@@ -222,6 +273,6 @@ def remedies_for(finding: Finding, ctx: RemedyContext) -> list[Proposal]:
         change = remedy.compute(finding, ctx)
         if change is None:
             continue
-        previous = {name: getattr(ctx.spec, name) for name in change.overrides}
+        previous = {name: ctx.current(name) for name in change.overrides}
         proposals.append(Proposal(remedy, finding, change.overrides, previous, change.reason))
     return proposals

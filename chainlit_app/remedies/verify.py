@@ -30,15 +30,20 @@ class RemedyResult:
                 "evidence": self.evidence, "answer": self.answer, "seconds": round(self.seconds, 1)}
 
 
-async def verify_completion(base_url: str, api_key: str, model: str,
-                            timeout: float = VERIFY_TIMEOUT) -> tuple[bool, str]:
-    """(True, the token) when the server answers one chat token; (False, what went wrong) otherwise."""
+async def verify_completion(base_url: str, api_key: str, model: str, timeout: float = VERIFY_TIMEOUT, *,
+                            require_text: bool = False, extra: dict[str, Any] | None = None) -> tuple[bool, str]:
+    """(True, the answer) when the server answers a chat; (False, what went wrong) otherwise. `require_text`:
+    an empty answer fails too (a remedy for empty answers is not verified by one), so a few tokens are asked
+    for; `extra`: request fields the chat will send (a remedy's repetition_penalty)."""
     client = EngineClient(base_url, api_key, timeout=timeout)
     try:
-        return True, await client.chat_one_token(model)
+        said = await client.chat_one_token(model, max_tokens=8 if require_text else 1, extra=extra)
     except httpx.HTTPStatusError as exc:
         return False, f"verification completion refused: HTTP {exc.response.status_code} {exc.response.text[:300]}"
     except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
         return False, f"verification completion failed: {type(exc).__name__}: {exc}"
     finally:
         await client.aclose()
+    if require_text and not said.strip():
+        return False, "verification completion came back empty (the answer still ends before any text)"
+    return True, said
