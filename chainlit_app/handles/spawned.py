@@ -31,6 +31,7 @@ from chainlit_app.remedies import (
     verify_completion,
 )
 from chainlit_app.remedies.table import PENALTY_FIRST
+from chainlit_app.remedies.verify import ANSWER_KINDS
 from chainlit_app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -270,11 +271,11 @@ class SpawnedEngine:
         async with self._remedy_lock:
             started = time.monotonic()
             self.overrides.add(proposal)
-            needs_text = proposal.finding.kind == "empty_output"
+            judge = proposal.finding.kind in ANSWER_KINDS
             if set(proposal.overrides) <= REQUEST_FIELDS and self.is_ready():
-                result = await self._verify(proposal.remedy.id, "apply", started, needs_text)  # no restart needed
+                result = await self._verify(proposal.remedy.id, "apply", started, judge)  # no restart needed
             else:
-                result = await self._relaunch_and_verify(proposal.remedy.id, "apply", started, needs_text)
+                result = await self._relaunch_and_verify(proposal.remedy.id, "apply", started, judge)
         if result.fixed:
             self.store.resolve_kind(proposal.finding.kind, f"fixed by {proposal.remedy.id} (verified by a completion)")
         return result
@@ -291,15 +292,15 @@ class SpawnedEngine:
             return await self._relaunch_and_verify(remedy_id, "undo", started)
 
     async def _relaunch_and_verify(self, remedy_id: str, action: str, started: float,
-                                   require_text: bool = False) -> RemedyResult:
+                                   judge: bool = False) -> RemedyResult:
         if self.supervisor is None:
             await self.start()  # the preflight refused (or never ran): again, with the overrides; errors -> status
         else:
             assert self.resolved is not None
             await self.supervisor.restart(self.launch_spec(self.resolved))
-        return await self._verify(remedy_id, action, started, require_text)
+        return await self._verify(remedy_id, action, started, judge)
 
-    async def _verify(self, remedy_id: str, action: str, started: float, require_text: bool = False) -> RemedyResult:
+    async def _verify(self, remedy_id: str, action: str, started: float, judge: bool = False) -> RemedyResult:
         """A real completion, with the request settings the chat now sends, against the current launch."""
         result = RemedyResult(remedy_id, action, False, overrides=self.overrides.values())
         if self.supervisor is None or not self.supervisor.is_ready():
@@ -309,7 +310,7 @@ class SpawnedEngine:
                 result.evidence.append(f"{root.kind} (line {root.line}): {root.text}")
         else:
             ok, said = await verify_completion(self.base_url, self.api_key, self.supervisor.spec.served_model_name,
-                                               require_text=require_text, extra=self.overrides.request_overrides())
+                                               judge=judge, extra=self.overrides.request_overrides())
             result.fixed = ok
             if ok:
                 result.answer = said

@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from chainlit_app.diagnostics.answers import judge_answer
 from chainlit_app.engine.http import EngineClient
 
 VERIFY_TIMEOUT = 120.0  # a first request on a CPU may compile kernels
@@ -30,20 +31,26 @@ class RemedyResult:
                 "evidence": self.evidence, "answer": self.answer, "seconds": round(self.seconds, 1)}
 
 
+ANSWER_KINDS = frozenset({"empty_output", "decode_error"})  # faults a one-token reply cannot rule out
+JUDGED_TOKENS = 16
+
+
 async def verify_completion(base_url: str, api_key: str, model: str, timeout: float = VERIFY_TIMEOUT, *,
-                            require_text: bool = False, extra: dict[str, Any] | None = None) -> tuple[bool, str]:
-    """(True, the answer) when the server answers a chat; (False, what went wrong) otherwise. `require_text`:
-    an empty answer fails too (a remedy for empty answers is not verified by one), so a few tokens are asked
-    for; `extra`: request fields the chat will send (a remedy's repetition_penalty)."""
+                            judge: bool = False, extra: dict[str, Any] | None = None) -> tuple[bool, str]:
+    """(True, the answer) when the server answers a chat; (False, what went wrong) otherwise. `judge`: for a
+    remedy of an answer fault, a few tokens are asked for and judged as the chat judges answers (an empty or
+    garbled one fails); `extra`: request fields the chat will send (a remedy's repetition_penalty)."""
     client = EngineClient(base_url, api_key, timeout=timeout)
     try:
-        said = await client.chat_one_token(model, max_tokens=8 if require_text else 1, extra=extra)
+        said = await client.chat_one_token(model, max_tokens=JUDGED_TOKENS if judge else 1, extra=extra)
     except httpx.HTTPStatusError as exc:
         return False, f"verification completion refused: HTTP {exc.response.status_code} {exc.response.text[:300]}"
     except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
         return False, f"verification completion failed: {type(exc).__name__}: {exc}"
     finally:
         await client.aclose()
-    if require_text and not said.strip():
-        return False, "verification completion came back empty (the answer still ends before any text)"
+    if judge:
+        verdict = judge_answer(said, "stop", None)
+        if verdict is not None and verdict.kind.value in ANSWER_KINDS:
+            return False, f"verification answer {said[:80]!r} is still {verdict.kind.value}: {verdict.evidence}"
     return True, said
