@@ -236,7 +236,7 @@ class SpawnedEngine:
             return None
         folder = Path(spec.model)
         return RemedyContext(spec, folder if folder.is_dir() else None, psutil.virtual_memory().available,
-                             repetition_penalty=self.repetition_penalty())
+                             repetition_penalty=self.repetition_penalty(), data_dir=self.settings.storage.data_dir)
 
     def context_length(self) -> int:
         """The running launch's --max-model-len (fit_max_model_len may have lowered the configured one)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from chainlit_app.diagnostics.answers import judge_answer
+from chainlit_app.diagnostics.chat_observations import from_answer
 from chainlit_app.engine.http import EngineClient
 
 VERIFY_TIMEOUT = 120.0  # a first request on a CPU may compile kernels
@@ -38,8 +38,8 @@ JUDGED_TOKENS = 16
 async def verify_completion(base_url: str, api_key: str, model: str, timeout: float = VERIFY_TIMEOUT, *,
                             judge: bool = False, extra: dict[str, Any] | None = None) -> tuple[bool, str]:
     """(True, the answer) when the server answers a chat; (False, what went wrong) otherwise. `judge`: for a
-    remedy of an answer fault, a few tokens are asked for and judged as the chat judges answers (an empty or
-    garbled one fails); `extra`: request fields the chat will send (a remedy's repetition_penalty)."""
+    remedy of an answer fault, a few tokens are asked for and judged as the chat judges its answers
+    (chat_observations.from_answer: empty or garbled fails); `extra`: request fields the chat will send."""
     client = EngineClient(base_url, api_key, timeout=timeout)
     try:
         said = await client.chat_one_token(model, max_tokens=JUDGED_TOKENS if judge else 1, extra=extra)
@@ -50,7 +50,7 @@ async def verify_completion(base_url: str, api_key: str, model: str, timeout: fl
     finally:
         await client.aclose()
     if judge:
-        verdict = judge_answer(said, "stop", None)
-        if verdict is not None and verdict.kind.value in ANSWER_KINDS:
-            return False, f"verification answer {said[:80]!r} is still {verdict.kind.value}: {verdict.evidence}"
+        for finding in from_answer(said, "stop", None):
+            if finding.kind in ANSWER_KINDS:
+                return False, f"verification answer {said[:80]!r} is still {finding.kind}: {finding.text}"
     return True, said

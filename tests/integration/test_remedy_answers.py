@@ -5,7 +5,7 @@ wires it), each fault made for real and named by the app's own path:
    port_in_use, the remedy moves to a free port;
 2. default_generation_config: the model folder's generation_config.json makes every token a stop token, so the
    chat's answers come back empty after one token; the chat names empty_output, the remedy serves with
-   `--generation-config vllm`;
+   a corrected copy of the file (`--generation-config FOLDER`);
 3. repetition_penalty: with no penalty the demo model loops on the issue's question; the chat names
    degenerate_output with the repeated phrase, the remedy sets the penalty the chat's requests carry (no restart).
 
@@ -111,7 +111,7 @@ async def test_generation_config_that_stops_at_once_is_served_with_vllms_default
     assert "49151 token id(s) besides the tokenizer's EOS 2" in proposal.reason
 
     result = await rig.engine.apply_remedy(proposal)
-    report(result, "--generation-config vllm")
+    report(result, f"--generation-config {proposal.overrides['generation_config']}")
     assert result.fixed and result.answer.strip(), result.evidence
     assert rig.engine.supervisor is not None and "--generation-config" in rig.engine.supervisor.argv
     assert resolved_reason(rig, "empty_output").startswith("fixed by default_generation_config")

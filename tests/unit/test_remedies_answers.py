@@ -114,15 +114,23 @@ def model_folder(tmp_path: Path, eos_ids: object) -> Path:
     return folder
 
 
-def test_an_answer_ended_at_its_first_token_by_the_generation_config_gets_vllms_defaults(tmp_path: Path) -> None:
+def test_an_answer_ended_at_its_first_token_by_the_generation_config_gets_a_corrected_copy(tmp_path: Path) -> None:
     (found,) = from_answer("", "stop", 1)
     assert found.kind == "empty_output" and "completion_tokens=1" in found.text
     folder = model_folder(tmp_path, list(range(200)))
-    (proposal,) = remedies_for(found, RemedyContext(spec(), folder))
-    assert proposal.remedy.id == "default_generation_config" and proposal.overrides == {"generation_config": "vllm"}
+    data = tmp_path / "data"
+    (proposal,) = remedies_for(found, RemedyContext(spec(), folder, data_dir=data))
+    target = data / "generation-config" / "model"
+    assert proposal.remedy.id == "default_generation_config"
+    assert proposal.overrides == {"generation_config": str(target)} and proposal.previous == {"generation_config": ""}
     assert "199 token id(s) besides the tokenizer's EOS 2: 0, 1, 3, 4, 5 and 194 more" in proposal.reason
-    argv = build_argv("python", spec(generation_config="vllm"))
-    assert argv[argv.index("--generation-config") + 1] == "vllm"
+    assert not target.exists(), "computing a remedy writes nothing"
+    store = OverridesStore.in_data_dir(data)
+    store.add(proposal)
+    written = json.loads((target / "generation_config.json").read_text())
+    assert written == {"eos_token_id": 2} and (target / "generation_config.json").stat().st_mode & 0o077 == 0
+    argv = build_argv("python", spec(generation_config=str(target)))
+    assert argv[argv.index("--generation-config") + 1] == str(target)
     assert "--generation-config" not in build_argv("python", spec())
 
 
@@ -130,11 +138,14 @@ def test_no_generation_config_remedy_without_its_evidence(tmp_path: Path) -> Non
     (first_token,) = from_answer("", "stop", 1)
     (long_empty,) = from_answer("", "stop", 40)  # ran on and wrote nothing visible: not the stop ids
     folder = model_folder(tmp_path, [2, 7])
-    assert not remedies_for(long_empty, RemedyContext(spec(), folder))
-    assert not remedies_for(first_token, RemedyContext(spec(generation_config="vllm"), folder))
-    assert not remedies_for(first_token, RemedyContext(spec()))  # no folder to read
+    data = tmp_path / "data"
+    assert remedies_for(first_token, RemedyContext(spec(), folder, data_dir=data))
+    assert not remedies_for(long_empty, RemedyContext(spec(), folder, data_dir=data))
+    assert not remedies_for(first_token, RemedyContext(spec(generation_config="/x"), folder, data_dir=data))
+    assert not remedies_for(first_token, RemedyContext(spec(), data_dir=data))  # no folder to read
     (tmp_path / "own").mkdir()
-    assert not remedies_for(first_token, RemedyContext(spec(), model_folder(tmp_path / "own", 2)))  # only its EOS
+    only_eos = model_folder(tmp_path / "own", 2)
+    assert not remedies_for(first_token, RemedyContext(spec(), only_eos, data_dir=data))
 
 
 # -- context length: retry shorter, lower max_tokens, tell the reader ---------------------------------------------
