@@ -19,6 +19,7 @@ from chainlit_app.conversation import (
     NOTE_DECODE,
     NOTE_EMPTY_PREFIX,
     NOTE_INTERRUPTED_PREFIX,
+    NOTE_LOOPING,
     NOTE_SEE_PANEL,
     NOTE_STOPPED,
     Conversation,
@@ -217,6 +218,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             msg.content = with_note(msg.content, NOTE_DECODE)
         if finish_reason == "length":
             msg.content = with_note(msg.content, NOTE_CUT)
+        if any(f.kind == Kind.DEGENERATE_OUTPUT for f in findings):
+            msg.content = with_note(msg.content, NOTE_LOOPING)
         if answer.sent.dropped_turns:
             msg.content = with_note(msg.content, trimmed_note(answer.sent.dropped_turns, runtime.context_length(),
                                                               answer.refused_as_too_long, answer.sent.max_tokens))

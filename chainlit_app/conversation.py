@@ -22,6 +22,7 @@ NOTE_UNFINISHED = f"{NOTE_INTERRUPTED_PREFIX}the app stopped before this answer 
 NOTE_EMPTY_PREFIX = "_(The model returned an empty answer"
 NOTE_SEE_PANEL = "_Open the diagnostics panel for the likely cause and the fix._"
 NOTE_TRIMMED_PREFIX = "_(To fit the model's context"
+NOTE_LOOPING = "_(The answer repeats itself: a higher repetition penalty in the chat settings helps.)_"
 
 
 def trimmed_note(dropped: int, max_model_len: int, refused: bool, max_tokens: int) -> str:
@@ -38,7 +39,7 @@ def with_note(answer: str, note: str) -> str:
 
 
 def _is_note(part: str) -> bool:
-    return part in (NOTE_CUT, NOTE_STOPPED, NOTE_DECODE, NOTE_SEE_PANEL) or part.startswith(
+    return part in (NOTE_CUT, NOTE_STOPPED, NOTE_DECODE, NOTE_SEE_PANEL, NOTE_LOOPING) or part.startswith(
         (NOTE_INTERRUPTED_PREFIX, NOTE_EMPTY_PREFIX, NOTE_TRIMMED_PREFIX)
     )
 

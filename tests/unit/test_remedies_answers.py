@@ -15,6 +15,7 @@ import pytest
 
 from chainlit_app.answer_stream import AnswerRequest, AnswerStream
 from chainlit_app.conversation import (
+    NOTE_LOOPING,
     Conversation,
     Fitted,
     InputTooLong,
@@ -163,6 +164,7 @@ def test_the_trimmed_note_is_a_note() -> None:
     assert note == ("_(To fit the model's context (512 tokens), the oldest 4 messages were left out after the server "
                     "refused the longer request, and this answer was limited to 120 tokens.)_")
     assert without_notes(with_note("Paris.", note)) == "Paris."
+    assert without_notes(with_note(with_note("Paris. Paris.", NOTE_LOOPING), note)) == "Paris. Paris."
     assert "1 message was left out." in trimmed_note(1, 512, False, 64)
 
 
