@@ -34,7 +34,9 @@ from chainlit_app.handles.spawned import SpawnedEngine
 from chainlit_app.models import ResolvedModel
 from chainlit_app.pacing import StreamPace
 from chainlit_app.remedies import OverridesStore, RemedyContext, remedies_for
+from chainlit_app.remedies.verify import KNOWN_QUESTION, verify_completion
 from chainlit_app.settings import Settings
+from tests.local_http import JsonHandler, serving
 
 LOOP = ("vLLM is a library for serving language models. "
         + "It is a fast and easy library for serving language models on many machines. " * 30)
@@ -215,3 +217,27 @@ async def test_a_refused_question_too_long_alone_keeps_the_servers_refusal() -> 
 
 async def _nothing() -> None:
     return None
+
+
+# -- verification: an answer fault is fixed only by a right answer ---------------------------------------------
+@pytest.mark.parametrize(("content", "fixed", "said"), [
+    ("Paris.", True, "Paris."),
+    ("", False, "is still empty_output"),
+    ("decl colleges Looking supernov\ufffdstrength", False, "is still decode_error"),
+    ("temporary cement sounded Sag", False, "is wrong"),
+])
+async def test_an_answer_fault_is_verified_by_a_right_answer(content: str, fixed: bool, said: str) -> None:
+    bodies: list[dict[str, Any]] = []
+
+    class Handler(JsonHandler):
+        def do_POST(self) -> None:
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_json(200, {"choices": [{"message": {"content": content}, "finish_reason": "stop"}]})
+
+    with serving(Handler) as url:
+        ok, text = await verify_completion(url, "k", "m", judge=True, extra={"repetition_penalty": 1.1})
+        plain_ok, _ = await verify_completion(url, "k", "m")
+    assert ok is fixed and said in text
+    assert plain_ok, "a launch remedy needs only an answer"
+    assert bodies[0]["messages"][0]["content"] == KNOWN_QUESTION and bodies[0]["repetition_penalty"] == 1.1
+    assert bodies[1]["max_tokens"] == 1
