@@ -19,7 +19,7 @@ from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig
 from chainlit_app.handles.base import StatusListener, wait_until_ready
-from chainlit_app.models import ResolvedModel, resolve_model, resolve_model_at_once
+from chainlit_app.models import DEMO_NAME, ResolvedModel, resolve_model, resolve_model_at_once
 from chainlit_app.monitor import Endpoint
 from chainlit_app.remedies import (
     REQUEST_FIELDS,
@@ -251,7 +251,9 @@ class SpawnedEngine:
         if value is None:
             value = self.settings.chat.repetition_penalty
         if value is None:
-            value = PENALTY_FIRST if self.resolved is not None and self.resolved.source == "demo" else 1.0
+            demo = self.resolved.source == "demo" if self.resolved is not None else \
+                self.settings.model.name.strip() == DEMO_NAME  # a session opened while the model resolves
+            value = PENALTY_FIRST if demo else 1.0
         return float(value)
 
     def proposals(self, finding: Finding) -> list[Proposal]:

@@ -94,6 +94,8 @@ def test_the_chat_sends_the_demo_models_penalty_unless_configured(
                            FindingsStore())
     engine.resolved = ResolvedModel(source, str(tmp_path), "m")
     assert engine.repetition_penalty() == expected
+    engine.resolved = None  # while the model resolves, CHAT_MODEL=demo already means the demo model
+    assert engine.repetition_penalty() == (configured if configured is not None else 1.1)
 
 
 def test_the_slider_value_is_clamped_and_sent_only_when_on() -> None:
