@@ -290,10 +290,11 @@ class StreamAssembler:
     def __init__(self, max_streams: int = 16, max_chars: int = 8000) -> None:
         self._texts: dict[str, list[str]] = {}
         self._sizes: dict[str, int] = {}
+        self._lines: dict[str, int] = {}  # the line of each open answer's latest chunk
         self._max_streams = max_streams
         self._max_chars = max_chars
 
-    def add(self, chunk: dict[str, Any]) -> AnswerVerdict | None:
+    def add(self, chunk: dict[str, Any], line: int = 0) -> AnswerVerdict | None:
         """One chunk; a verdict when it finishes an answer that is not fine."""
         choices = chunk.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
@@ -307,7 +308,9 @@ class StreamAssembler:
                 oldest = next(iter(self._texts))
                 self._texts.pop(oldest)
                 self._sizes.pop(oldest)
+                self._lines.pop(oldest, None)
             self._texts[key], self._sizes[key] = [], 0
+        self._lines[key] = line
         if isinstance(piece, str) and self._sizes[key] < self._max_chars:
             self._texts[key].append(piece)
             self._sizes[key] += len(piece)
@@ -316,6 +319,22 @@ class StreamAssembler:
             return None
         text = "".join(self._texts.pop(key))
         self._sizes.pop(key)
+        self._lines.pop(key, None)
         usage = chunk.get("usage")
         tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
         return judge_answer(text, str(finish), tokens if isinstance(tokens, int) else None)
+
+    def flush(self) -> list[tuple[AnswerVerdict, int]]:
+        """The log ends inside streams (an excerpt cut them): what their text so far shows, with the line of
+        the latest chunk. Only looping or garbled text: an unfinished answer is not an empty one."""
+        found: list[tuple[AnswerVerdict, int]] = []
+        for key, parts in self._texts.items():
+            text = "".join(parts)
+            if text.strip() and (is_looping(text) or is_garbled(text)):
+                verdict = judge_answer(text, "length", None)
+                if verdict is not None:
+                    found.append((verdict, self._lines.get(key, 0)))
+        self._texts.clear()
+        self._sizes.clear()
+        self._lines.clear()
+        return found

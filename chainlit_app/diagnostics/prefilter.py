@@ -22,6 +22,8 @@ _EXTRA_NEEDLES = (
     "traceback (most recent call last)",
     "stack (most recent call first)",
     'file "',
+    '", line',  # the tail of a frame a paste wrapped
+    "”,line",  # a frame whose quotes an editor curled
     "file ~",
     "throughput",
     "shared memory broadcast",
@@ -54,6 +56,7 @@ _EXTRA_NEEDLES = (
     "core dumped",
     "signal",
     "exception",
+    "exc.",  # torch._dynamo.exc.BackendCompilerFailed: a library's exception module
     "{",
     "completionoutput(",
     "invalid pointer",

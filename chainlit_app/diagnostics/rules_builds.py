@@ -149,12 +149,15 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"Min(?:imum)? capability: \d+|not supported (?:for|on) (?:the current|this) GPU|"
         r"compute capability (?:of )?\d+\.?\d* (?:is )?(?:not supported|too low|required)|"
-        r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability",
+        r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability|"
+        r"too old to be supported by the triton",
         hint="The GPU is too old for this dtype, quantization or kernel: use another dtype (--dtype float16) "
         "or quantization, or a newer GPU.",
         examples=(
             "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', "
             "'Current capability: 70.')",
+            "[rank0]: RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU "
+            "compiler, which is used as the",
         ),
     ),
     rule(
@@ -182,11 +185,20 @@ BUILD_RULES: tuple[Rule, ...] = (
         "gpu_free_memory_below_utilization",
         Kind.OUT_OF_MEMORY,
         r"Free memory on device .{0,80} is less than desired GPU memory utilization|"
-        r"less than desired GPU memory utilization",
-        hint="Other processes hold GPU memory: free it or lower --gpu-memory-utilization to the free share.",
+        r"less than desired [GC]PU memory utilization|"
+        # the same check in vLLM's other words: the CPU backend's node memory, the KV cache's share, the budget
+        # left after weights held by another process
+        r"(?:Free|Available) memory on (?:device|node) .{0,80} is less than (?:requested memory for kv|"
+        r"the engine's budget)|exceed the desired GPU memory utilization",
+        hint="Other processes hold the memory vLLM asked for: free it or lower --gpu-memory-utilization to the free "
+        "share (on a CPU it is the share of RAM).",
         examples=(
             "ValueError: Free memory on device (3.22/4.0 GiB) "
             "on startup is less than desired GPU memory utilization (0.9, 3.6 GiB).",
+            # quoted in a public deployment note on vLLM's CPU backend
+            "ERROR 06-13 18:37:32 [multiproc_executor.py:890] ValueError: Available memory on node 0 (4.85/18.0 GiB) "
+            "on startup is less than desired CPU memory utilization (0.92, 16.56 GiB). On the CPU backend, the "
+            "`--gpu-memory-utilization` flag controls the fraction of CPU memory reserved (despite its name).",
         ),
     ),
     # Conditions beyond the text: a KeyError naming a weight, raised while weights are loaded, means the

@@ -54,9 +54,15 @@ MODEL_RULES: tuple[Rule, ...] = (
     rule(
         "arch_unsupported",
         Kind.STARTUP_FAILURE,
-        r"architectures? \[[^\]]*\] (?:are|is) not supported|are not supported for now",
+        r"architectures? \[[^\]]*\] (?:are|is) not supported|are not supported for now|"
+        r"architectures? \[[^\]]*\] failed to be inspected",
         hint="vLLM has no implementation of config.json's `architectures`: upgrade vLLM or serve a supported model.",
-        examples=("Value error, Model architectures ['FooBarForCausalLM'] are not supported for now.",),
+        examples=(
+            "Value error, Model architectures ['FooBarForCausalLM'] are not supported for now.",
+            # xorbitsai/inference #3135 (a comment, as posted)
+            "erver error: 400 - [address=0.0.0.0:44335, pid=10135] Model architectures "
+            "['Qwen2_5_VLForConditionalGeneration'] failed to be inspected. Please check the logs for more details.",
+        ),
     ),
     # In the public reports this is nearly always a transformers release older than the model.
     rule(

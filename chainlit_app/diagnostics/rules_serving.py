@@ -51,9 +51,14 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "not_found_error",
         Kind.MODEL_NOT_FOUND,
-        r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b",
+        r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b|"
+        # FastAPI's own 404 body: the route does not exist (/generate on the OpenAI server, a URL without /v1)
+        r"[{,]\s*[\"']detail[\"']\s*:\s*[\"']Not Found[\"']\s*}",
         hint="The server answered 404: the model name or the base URL (CHAT_VLLM_URL, must end with /v1) is wrong.",
-        examples=("openai.NotFoundError: Error code: 404 - {'detail': 'Not Found'}",),
+        examples=(
+            "openai.NotFoundError: Error code: 404 - {'detail': 'Not Found'}",
+            'curl http://localhost:8000/generate {"detail":"Not Found"}',  # vLLM #5082's title
+        ),
     ),
     rule(
         "access_404_completion",
@@ -258,12 +263,14 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"Name or service not known|Temporary failure in name resolution|nodename nor servname|getaddrinfo failed|"
         r"Cannot connect to (?:host|supervisor|server)|All connection attempts failed|No route to host|"
         r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|ConnectTimeout|"
-        r"Connection timed out|connect timeout",
+        r"Connection timed out|connect timeout|Couldn't connect to server",
         hint="Nothing answers at CHAT_VLLM_URL: "
         "start the server (or wait for start-up) and check host, port and the /v1 suffix.",
         examples=(
             "httpx.ConnectError: [Errno 111] Connection refused",
             "openai.APIConnectionError: Connection error.",
+            # curl 8, quoted in a public run record
+            "curl: (7) Failed to connect to localhost port 8888 after 0 ms: Couldn't connect to server",
         ),
     ),
     rule(
@@ -271,10 +278,13 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.CONNECTION,
         r"RemoteProtocolError|Server disconnected without sending a response|"
         r"peer closed connection without sending complete message body|incomplete chunked read|IncompleteRead|"
-        r"ServerDisconnectedError|Connection aborted",
+        r"ServerDisconnectedError|Connection aborted|Empty reply from server",
         hint="The server closed the connection mid-answer, usually because it crashed: "
         "read the server log around that time.",
-        examples=("httpx.RemoteProtocolError: peer closed connection without sending complete message body",),
+        examples=(
+            "httpx.RemoteProtocolError: peer closed connection without sending complete message body",
+            "curl: (52) Empty reply from server",  # an LLM server's /v1/models check, in a public report
+        ),
     ),
     rule(
         "connection_reset",
@@ -364,6 +374,17 @@ SERVING_RULES: tuple[Rule, ...] = (
         examples=(
             "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
         ),
+    ),
+    rule(
+        "tool_says_vllm_failed",
+        Kind.STARTUP_FAILURE,
+        # what the tools that run vLLM (InstructLab, GPUStack, Xinference, ...) print when it did not come up
+        r"\bvllm\b[^.\n]{0,40}\b(?:failed to start|did not start|exited with (?:exit )?(?:code|status)|"
+        r"not ready after|failed to launch)",
+        role="wrapper",
+        phases=STARTING,
+        hint="The tool that runs vLLM says it did not start; vLLM's own log (its serving output) holds the cause.",
+        examples=("vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",),
     ),
     rule(
         "access_5xx",

@@ -74,7 +74,8 @@ class StallWatch:
         self._crawling = self._crawling + 1 if crawling else 0
         if not (self._waiting_idle or self._no_tokens or self._queue_stuck or self._crawling):
             self._stall_reported = False  # the episode is over; a new one may be reported
-        if self._waiting_idle >= 2:
+        # requests wait while none runs: a scheduler that admits nothing; at 0 tokens/s one report shows it
+        if self._waiting_idle >= 2 or (self._waiting_idle and gen_tps == 0 and prompt_tps == 0):
             return f"{waiting} requests wait while none runs"
         if self._no_tokens >= 3:
             return f"{running} running and {waiting} waiting requests at 0 tokens/s for 3 reports in a row"

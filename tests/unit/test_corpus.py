@@ -29,7 +29,6 @@ KNOWN_HEALTHY_MISSES = {
     "qwen864_fastchat_vllm_worker_qwen14b_garbled.log": "garbled shards of ASCII code, no scripts mixed, no U+FFFD",
     "vllm-ascend9283_dsv4_stream_repeats_chunk.log": "a stream chunk repeated only three times in the excerpt",
     "gh16301_v1_offline_processed_prompts_stuck_0pct.log": "a progress bar at 0 % as the excerpt's last line",
-    "gh338_tp4_t4_throughput_0_pending_3.log": "one stats line (3 pending, none running); a stall needs two",
     "vllmomni2928_wan22_14h_stability_shm_broadcast_stall.log": "one shared-memory wait; a stall needs two",
     "gh15752_gemma3_12b_request_description_loop.log": "the looping description is shown once, not repeated",
 }
