@@ -20,6 +20,7 @@ from chainlit_app.conversation import (
     Params,
     bounded_prompt,
     note,
+    trimmed_note,
     with_note,
 )
 from chainlit_app.diagnostics.redact import redact
@@ -49,7 +50,8 @@ def apply_language(runtime: Runtime) -> None:
 def default_params(runtime: Runtime) -> Params:
     s = runtime.settings
     return Params(runtime.default_temperature(), s.chat.top_p, s.chat.max_tokens,
-                  bounded_prompt(s.chat.system_prompt, s.chat.max_system_prompt_chars))
+                  bounded_prompt(s.chat.system_prompt, s.chat.max_system_prompt_chars),
+                  runtime.default_repetition_penalty())
 
 
 def _params() -> Params:
@@ -115,6 +117,8 @@ async def send_settings(params: Params) -> None:
             Slider(id="top_p", label=t("settings.top_p"), initial=params.top_p, min=0.05, max=1, step=0.05),
             Slider(id="max_tokens", label=t("settings.max_tokens"), initial=params.max_tokens, min=16, max=4096,
                    step=16),
+            Slider(id="repetition_penalty", label=t("settings.repetition_penalty"),
+                   initial=params.repetition_penalty, min=1, max=2, step=0.05),
             TextInput(id="system_prompt", label=t("settings.system_prompt"), initial=params.system_prompt,
                       multiline=True),
         ]
@@ -195,14 +199,14 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     msg = cl.Message(content="", author=AUTHOR)
     saver = AnswerSaver(msg)  # shows the tokens and keeps the history up to date while they come
     try:
-        fitted = conversation.fit(params, runtime.settings.engine.max_model_len)
+        fitted = conversation.fit(params, runtime.context_length())
     except InputTooLong as exc:
         await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
         return None
     started = time.monotonic()
     request = AnswerRequest(
         runtime.served_model_name, params, fitted,
-        shorten=lambda: conversation.fit(params, runtime.settings.engine.max_model_len, budget_scale=0.5),
+        shorten=lambda scale: conversation.fit(params, runtime.context_length(), budget_scale=scale),
     )
     answer = AnswerStream(request, lambda body: open_chat_stream(runtime.client(), body), runtime.pace,
                           batching=runtime.settings.chat.stream_batching)
@@ -226,6 +230,11 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             msg.content = with_note(msg.content, note("decode"))
         if finish_reason == "length":
             msg.content = with_note(msg.content, note("cut"))
+        if any(f.kind == Kind.DEGENERATE_OUTPUT for f in findings):
+            msg.content = with_note(msg.content, note("looping"))
+        if answer.sent.dropped_turns:
+            msg.content = with_note(msg.content, trimmed_note(answer.sent.dropped_turns, runtime.context_length(),
+                                                              answer.refused_as_too_long, answer.sent.max_tokens))
         await msg.send()
         log.info("answer: %d chars in %.2f s", len(text), time.monotonic() - started)
         return text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,8 +15,8 @@ TOKENS_PER_MESSAGE = 6
 # Notes the chat appends to an answer for the reader (catalogue keys `note.*`, in the reader's language).
 # They are never the model's words: the conversation keeps the answer without them, and a resumed thread's
 # stored messages lose them again (`without_notes`), whichever language they were written in.
-_FIXED_NOTES = ("note.cut", "note.stopped", "note.decode", "note.see_panel")
-_PREFIX_NOTES = ("note.interrupted", "note.empty")
+_FIXED_NOTES = ("note.cut", "note.stopped", "note.decode", "note.see_panel", "note.looping")
+_PREFIX_NOTES = ("note.interrupted", "note.empty", "note.trimmed")
 
 
 def note(name: str, **values: Any) -> str:
@@ -24,6 +25,12 @@ def note(name: str, **values: Any) -> str:
     if name == "unfinished":
         return t("note.interrupted", reason=t("note.unfinished_reason"))
     return t(f"note.{name}", **values)
+
+
+def trimmed_note(dropped: int, max_model_len: int, refused: bool, max_tokens: int) -> str:
+    """What the reader is told when older messages were left out of the request (and why the answer is short)."""
+    key = "note.trimmed_refused" if refused else "note.trimmed"
+    return t(key, max_model_len=max_model_len, dropped=dropped, max_tokens=max_tokens)
 
 
 def with_note(answer: str, note: str) -> str:
@@ -60,6 +67,7 @@ class Params:
     top_p: float = 0.95
     max_tokens: int = 512
     system_prompt: str = ""
+    repetition_penalty: float = 1.0  # vLLM's sampling parameter; 1.0 is off and is not sent
 
     @classmethod
     def from_widgets(cls, values: dict[str, Any], defaults: Params,
@@ -77,6 +85,7 @@ class Params:
             temperature=min(2.0, max(0.0, number("temperature", defaults.temperature))),
             top_p=min(1.0, max(0.01, number("top_p", defaults.top_p))),
             max_tokens=int(min(1_000_000, max(1, number("max_tokens", defaults.max_tokens)))),
+            repetition_penalty=min(2.0, max(1.0, number("repetition_penalty", defaults.repetition_penalty))),
             system_prompt=bounded_prompt(str(values.get("system_prompt", defaults.system_prompt) or ""),
                                          max_system_prompt),
         )
@@ -92,6 +101,28 @@ class Fitted:
     messages: list[dict[str, str]]
     max_tokens: int
     dropped_turns: int
+
+    @property
+    def estimated_tokens(self) -> int:
+        return sum(estimate_tokens(m["content"]) for m in self.messages)
+
+
+# vLLM 0.32: "This model's maximum context length is 2048 tokens. However, your request has 2301 input tokens."
+# (or "your prompt contains [at least] 2301 input tokens"); older: "(2301 in the messages, 64 in the completion)".
+_PROMPT_TOKENS = re.compile(r"(?:request has|prompt contains)\s+(?:at least\s+)?(\d+) input tokens|"
+                            r"\((\d+) in the messages")
+RETRY_SHARE = 0.8  # of the context, for prompt and answer on the retry: vLLM counts a few tokens per message more
+
+
+def retry_scale(server_message: str, sent: Fitted) -> float:
+    """The share of the context to fit the conversation into on the retry after vLLM refused it as too long:
+    half, or less when vLLM's own count of the prompt shows the estimate was further off."""
+    match = _PROMPT_TOKENS.search(server_message)
+    estimated = sent.estimated_tokens
+    if match is None or estimated <= 0:
+        return 0.5
+    counted = int(match.group(1) or match.group(2))
+    return max(0.02, min(0.5, RETRY_SHARE * estimated / counted))
 
 
 class InputTooLong(ValueError):

@@ -113,6 +113,33 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     return len(raw) >= 400 and len(zlib.compress(raw)) < 0.2 * len(raw)
 
 
+def repeated_phrase(text: str) -> tuple[str, int] | None:
+    """The phrase a looping text repeats and how often: the shortest word cycle the end of the text keeps
+    (started where a sentence starts, when one does), else the longest run of 3 to 12 words seen 3 times, else
+    a short unit repeated in a row (text without spaces). The evidence an admin reads."""
+    words = text[-MAX_SCAN:].split()
+    tail = words[-240:]
+    for period in range(1, min(40, len(tail) // 3) + 1):
+        pairs = len(tail) - period
+        if sum(tail[i] == tail[i + period] for i in range(pairs)) >= 0.9 * pairs:
+            cycle = tail[-period:]
+            start = next((i for i, w in enumerate(cycle) if w[:1].isupper()), 0)
+            phrase = tuple(cycle[start:] + cycle[:start])
+            count = sum(tuple(words[i:i + period]) == phrase for i in range(len(words) - period + 1))
+            if count >= 3:
+                return " ".join(phrase), count
+    for n in range(12, 2, -1):
+        if len(words) < 3 * n:
+            continue
+        gram, count = Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1)).most_common(1)[0]
+        if count >= 3:
+            return " ".join(gram), count
+    unit = _REPEATED_UNIT.search(text[-MAX_SCAN:])
+    if unit is not None:
+        return unit.group(1), len(unit.group(0)) // len(unit.group(1))
+    return None
+
+
 def _usage_tokens(body: dict[str, Any]) -> int | None:
     usage = body.get("usage")
     if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
@@ -217,9 +244,12 @@ def judge_answer(
     if garbled is not None:
         return garbled
     if finish_reason in ("length", None) and is_looping(text, cut_at_limit=finish_reason == "length"):
+        phrase = repeated_phrase(text)
+        said = f": {phrase[0][:120]!r} {phrase[1]} times" if phrase else ""
         return AnswerVerdict(
             Kind.DEGENERATE_OUTPUT,
-            f"the {len(text)}-character answer repeats itself (finish_reason={finish_reason!r})",
+            f"the {len(text)}-character answer repeats itself (finish_reason={finish_reason!r}, distinct-word "
+            f"ratio {distinct_word_ratio(text):.2f}){said}",
             Msg("hint.answer_loops"),
         )
     return None

@@ -67,6 +67,13 @@ class AttachedEngine:
     def is_ready(self) -> bool:
         return self._attached_status.state == EngineState.ATTACHED
 
+    def context_length(self) -> int:
+        return self.settings.engine.max_model_len
+
+    def repetition_penalty(self) -> float:
+        """CHAT_REPETITION_PENALTY, else vLLM's own 1.0: a server we attach to keeps its own defaults."""
+        return self.settings.chat.repetition_penalty or 1.0
+
     def add_listener(self, listener: StatusListener) -> None:
         self._listeners.append(listener)
 

@@ -9,6 +9,7 @@ without a click (issue 13's automatic mode); an unsafe one needs a confirmation 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import socket
@@ -38,12 +39,19 @@ class RemedyContext:
     model_dir: Path | None = None
     available_ram: int | None = None  # bytes; None: unknown (the remedies that need it do not apply)
     pick_port: Callable[[str], int] = free_port
+    repetition_penalty: float = 1.0  # what the chat's requests send now (a request setting, not a launch one)
+    data_dir: Path | None = None  # where a remedy's own files go (a corrected generation config)
+
+    def current(self, name: str) -> Any:
+        """The value a remedy would replace: a launch setting, or one the chat's requests carry."""
+        return getattr(self.spec, name) if hasattr(self.spec, name) else getattr(self, name)
 
 
 @dataclass(frozen=True)
 class Change:
     overrides: dict[str, Any]
     reason: str  # the figure the values come from, in one sentence
+    files: dict[str, str] = field(default_factory=dict)  # path -> text the override needs (written on apply)
 
 
 Compute = Callable[[Finding, RemedyContext], Change | None]
@@ -71,6 +79,7 @@ class Proposal:
     previous: dict[str, Any]
     reason: str
     extra: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # written by OverridesStore.add before the override
 
     def to_json(self) -> dict[str, Any]:
         r = self.remedy
@@ -166,6 +175,57 @@ def float32_on_cpu(finding: Finding, ctx: RemedyContext) -> Change | None:
     return Change({"dtype": "float32"}, f"--dtype {served} on a CPU gave garbled output")
 
 
+PENALTY_FIRST = 1.1  # the issue's measurement: the demo model's worst loop went from 0.13 to 0.7 distinct words
+PENALTY_STEP = 0.1
+PENALTY_MAX = 1.3  # beyond this, penalised common words make answers odd; the loop is then the model's
+
+
+def repetition_penalty(finding: Finding, ctx: RemedyContext) -> Change | None:
+    """A looping answer: penalise repeated tokens (vLLM's repetition_penalty, sent with each chat request);
+    1.1 first, then a step more while below PENALTY_MAX."""
+    current = ctx.repetition_penalty
+    new = PENALTY_FIRST if current < PENALTY_FIRST else round(current + PENALTY_STEP, 2)
+    if new > PENALTY_MAX:
+        return None
+    return Change({"repetition_penalty": new}, f"the answer looped at repetition_penalty {current:g}")
+
+
+_FIRST_TOKEN_STOP = re.compile(r"completion_tokens=([01])\b")
+
+
+def default_generation_config(finding: Finding, ctx: RemedyContext) -> Change | None:
+    """An answer that ended at its first token, from a model whose generation_config.json names stop ids
+    besides the tokenizer's EOS (vLLM adds them to every request's stop ids, also under `--generation-config
+    vllm`, which drops only the sampling defaults): serve with a copy of the file in the data folder whose
+    eos_token_id is the tokenizer's EOS and config.json's, passed as `--generation-config FOLDER`."""
+    if ctx.model_dir is None or ctx.data_dir is None or ctx.spec.generation_config \
+            or not _FIRST_TOKEN_STOP.search(finding.text):
+        return None
+    folder = ModelFolder(ctx.model_dir)
+    generation = folder.generation_config
+    token = folder.tokenizer_config.get("eos_token")
+    own = folder.token_id(str(token.get("content") if isinstance(token, dict) else token or ""))
+    config_eos = (folder.config or {}).get("eos_token_id")
+    keep = sorted({i for i in (own, *_ids(config_eos)) if i is not None})
+    extra = sorted(set(_ids(generation.get("eos_token_id"))) - set(keep))
+    if not extra or not keep:
+        return None
+    target = ctx.data_dir / "generation-config" / ctx.model_dir.name
+    corrected = {**generation, "eos_token_id": keep if len(keep) > 1 else keep[0]}
+    shown = ", ".join(map(str, extra[:5])) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+    return Change({"generation_config": str(target)},
+                  f"generation_config.json stops on {len(extra)} token id(s) besides the tokenizer's EOS {own}: "
+                  f"{shown}; the answer ended at its first token. The copy stops on {keep} only",
+                  files={str(target / "generation_config.json"): json.dumps(corrected, indent=1) + "\n"})
+
+
+def _ids(value: object) -> list[int]:
+    """eos_token_id as JSON has it: one id or a list."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    return [v for v in value if isinstance(v, int) and not isinstance(v, bool)] if isinstance(value, list) else []
+
+
 _REMOTE_CODE = re.compile(r"trust.remote.code|auto_map", re.IGNORECASE)
 
 
@@ -196,6 +256,12 @@ REMEDIES: tuple[Remedy, ...] = (
     Remedy("float32_on_cpu", "decode_error", "--dtype",
            Msg("remedy.float32_on_cpu.why"),
            Msg("remedy.float32_on_cpu.undo"), True, float32_on_cpu),
+    Remedy("repetition_penalty", "degenerate_output", "repetition_penalty (chat requests; CHAT_REPETITION_PENALTY)",
+           Msg("remedy.repetition_penalty.why"),
+           Msg("remedy.repetition_penalty.undo"), True, repetition_penalty),
+    Remedy("default_generation_config", "empty_output", "--generation-config (a corrected copy in the data folder)",
+           Msg("remedy.default_generation_config.why"),
+           Msg("remedy.default_generation_config.undo"), True, default_generation_config),
     Remedy("trust_remote_code", "startup_failure", "--trust-remote-code",
            Msg("remedy.trust_remote_code.why"),
            Msg("remedy.trust_remote_code.undo"), False, trust_remote_code,
@@ -223,6 +289,6 @@ def remedies_for(finding: Finding, ctx: RemedyContext) -> list[Proposal]:
         change = remedy.compute(finding, ctx)
         if change is None:
             continue
-        previous = {name: getattr(ctx.spec, name) for name in change.overrides}
-        proposals.append(Proposal(remedy, finding, change.overrides, previous, change.reason))
+        previous = {name: ctx.current(name) for name in change.overrides}
+        proposals.append(Proposal(remedy, finding, change.overrides, previous, change.reason, files=change.files))
     return proposals
