@@ -29,7 +29,9 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
     runtime.monitor.panel_viewed()
     status = runtime.status.to_json()
     status["mode"] = runtime.settings.engine.mode
-    status["healthy"] = runtime.monitor.healthy
+    status["state"] = runtime.shown_state()  # `degraded` while /health answers and a completion does not
+    status["healthy"] = runtime.monitor.trusted_health()
+    status["degraded"] = runtime.monitor.degraded
     status["version"] = runtime.monitor.version
     status["process_control"] = runtime.engine.process_control
     process = runtime.engine.process
@@ -39,7 +41,18 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
     status["now"] = time.time()
     # The status carries errors and progress text that may name a URL with its password, or the key.
     status = redact_tree(status, runtime.monitor.secrets())
-    return {"engine": status, "streaming": runtime.pace.snapshot(), **runtime.monitor.snapshot()}
+    launches = runtime.engine.launches
+    return {"engine": status, "streaming": runtime.pace.snapshot(), **runtime.monitor.snapshot(),
+            "launches": launches.summaries() if launches is not None else []}
+
+
+def launch_record(runtime: Runtime, record_id: str) -> dict[str, Any]:
+    """One launch's whole record (command line, settings, last lines, findings), redacted once more."""
+    launches = runtime.engine.launches
+    record = launches.get(record_id) if launches is not None else None
+    if record is None:
+        raise HTTPException(status_code=404, detail="no such launch record")
+    return dict(redact_tree(record, runtime.monitor.secrets()))
 
 
 def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
@@ -50,6 +63,12 @@ def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
         if not is_admin(user):
             raise HTTPException(status_code=403, detail="diagnostics are for admins only")
         return await diagnostics_payload(runtime_getter())
+
+    @router.get(API_PATH + "/launches/{record_id}")
+    async def launch(record_id: str, user: Any = Depends(get_current_user)) -> dict[str, Any]:  # noqa: B008
+        if not is_admin(user):
+            raise HTTPException(status_code=403, detail="diagnostics are for admins only")
+        return launch_record(runtime_getter(), record_id)
 
     return router
 

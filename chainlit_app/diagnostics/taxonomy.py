@@ -33,6 +33,7 @@ class Kind(StrEnum):
     DEGENERATE_OUTPUT = "degenerate_output"
     ENGINE_ERROR = "engine_error"
     HISTORY_WRITE_FAILED = "history_write_failed"
+    DEGRADED = "degraded"
 
 
 @dataclass(frozen=True)
@@ -290,6 +291,24 @@ _INFOS = (
             "PostgreSQL: check the server's log and that DATABASE_URL's user may write the tables.",
         ),
         "error",
+    ),
+    KindInfo(
+        Kind.DEGRADED,
+        "The server answers /health but not a completion",
+        "The app's idle probe asked for one token and got an error, a timeout or an empty answer while "
+        "/health kept saying 200. vLLM's /health only reports whether the API server process considers its "
+        "engine dead: an engine core that hangs, is stopped, or is stuck in a kernel still passes it, and "
+        "every chat waits or fails.",
+        (
+            "Read the evidence: the probe's error and how long /health has been OK; "
+            "the log around that time shows whether the engine core stopped logging.",
+            "A spawned server is restarted after CHAT_DEGRADED_RESTART_AFTER failed probes in a row; "
+            "restart it by hand from the panel meanwhile, or set CHAT_DEGRADED_RESTART_AFTER=1.",
+            "Check the engine core process (`ps -o pid,stat,cmd -g PGID`): state T means it was stopped "
+            "(SIGSTOP, a debugger), D means it waits on the disk or a driver, high CPU with no tokens a hang.",
+            "On a busy CPU the probe may only be slow: raise CHAT_HEALTH_PROBE_TIMEOUT before you blame the engine.",
+        ),
+        "critical",
     ),
 )
 
