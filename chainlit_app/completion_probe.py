@@ -56,7 +56,8 @@ class CompletionProbe:
         self._wall = wall
         self.failures = 0  # failed probes in a row
         self.last: ProbeResult | None = None
-        self.restart_hook: Callable[[], Coroutine[object, object, None]] | None = None  # set only where we own the process
+        # Set only where the app owns the process (a spawned engine): restart it after restart_after failures.
+        self.restart_hook: Callable[[], Coroutine[object, object, None]] | None = None
         self.restarts_asked = 0
         self._restart_asked = False  # once per degraded episode: the restart itself ends the episode
         self._last_chat = -math.inf

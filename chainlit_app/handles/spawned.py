@@ -46,7 +46,8 @@ class SpawnedEngine:
         self._early_checks: list[Check] = []
         self._early_launched: bool | None = None  # tried already: at interpreter start (prelaunch) or in app.py
         self._listeners: list[StatusListener] = []
-        self.launches: LaunchRecords | None = LaunchRecords(settings.storage.data_dir / "launches", settings.logging.launch_records)
+        self.launches: LaunchRecords | None = LaunchRecords(settings.storage.data_dir / "launches",
+                                                            settings.logging.launch_records)
         self._recorder = LaunchRecorder(self.launches, self._launch_facts, store.snapshot, self._secrets)
 
     # -- where it is ----------------------------------------------------------------------------------

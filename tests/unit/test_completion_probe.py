@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from http.server import BaseHTTPRequestHandler
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -25,7 +24,7 @@ class Engine(JsonHandler):
     release: ClassVar[threading.Event] = threading.Event()
     completions: ClassVar[int] = 0
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path == "/health":
             self.send_response(200)
             self.send_header("Content-Length", "0")
@@ -33,7 +32,7 @@ class Engine(JsonHandler):
         else:
             self.send_json(404, {"error": "no"})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
         type(self).completions += 1
         if self.mode == "hang":
@@ -60,7 +59,7 @@ class Clock:
         return self.now
 
 
-def _open(store: FindingsStore) -> list[dict[str, object]]:
+def _open(store: FindingsStore) -> list[dict[str, Any]]:
     return [e for e in store.snapshot() if e["kind"] == "degraded" and not e["resolved"]]
 
 

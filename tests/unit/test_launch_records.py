@@ -66,7 +66,8 @@ def test_a_killed_launch_keeps_its_signal_last_lines_and_findings_without_the_ke
     assert summary["cause"] == "killed while serving by SIGKILL (from outside: an admin, the OOM killer)"
     record = records.get(summary["id"])
     assert record is not None and record["pid"] == 4242
-    assert len(record["last_lines"]) == 200 and record["last_lines"][-3] == "(APIServer pid=1) INFO line 299 of the tail"
+    assert len(record["last_lines"]) == 200
+    assert record["last_lines"][-3] == "(APIServer pid=1) INFO line 299 of the tail"
     assert record["command"][4] == "***" and record["overrides"] == {"max_model_len": 1024}
     assert [f["kind"] for f in record["findings"]] == ["connection"]
     path = tmp_path / "data" / "launches" / f"{summary['id']}.json"
