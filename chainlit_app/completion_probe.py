@@ -105,6 +105,8 @@ class CompletionProbe:
         seconds = self._clock() - started
         if ok and not said.strip():
             ok, said = False, "the one-token completion came back empty"
+        elif not ok and said.endswith(": "):  # httpx's timeouts carry no message
+            said += f"no answer within {self.timeout:g} s"
         result = ProbeResult(ok, said, seconds, self._wall())
         self.record(result)
         return result

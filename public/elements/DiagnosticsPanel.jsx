@@ -256,6 +256,7 @@ function LaunchDetail({ api, id }) {
 
 function LaunchEntry({ api, launch, now, startOpen }) {
   const [open, setOpen] = useState(startOpen);
+  useEffect(() => { if (startOpen) setOpen(true); }, [startOpen]);  // the crash loop's record opens itself
   const when = launch.ended ? `ended ${ago(now, launch.ended)}` : `started ${ago(now, launch.started)}`;
   return (
     <details data-testid="diag-launch" data-exit={launch.exit} data-launch-id={launch.id}

@@ -164,14 +164,16 @@ def test_a_killed_engine_leaves_a_record_without_the_key(app: AppServer, page: P
               f"findings {[f['kind'] for f in detail['findings']]}")
         assert "vllm.entrypoints.openai.api_server" in " ".join(detail["command"])
         assert detail["last_lines"] and any("Application startup complete" in line for line in detail["last_lines"])
-        assert detail["settings"]["launch"]["served_model_name"] == "demo"
+        assert detail["settings"]["launch"]["served_model_name"] == body["engine"]["served_model_name"]
         assert "api_key" not in detail["settings"]["launch"] and "api_key" not in detail["settings"]["engine"]
         record_file = app.data_dir / "launches" / f"{summary['id']}.json"
         assert stat.S_IMODE(record_file.stat().st_mode) == 0o600
         assert stat.S_IMODE(record_file.parent.stat().st_mode) == 0o700
         assert key not in record_file.read_text(encoding="utf-8"), "the key is in the record file"
         assert key not in json.dumps(detail) and key not in json.dumps(body), "the key is in the API"
-        assert admin.get("/api/diagnostics/launches/..%2Fauth_secret").status_code == 404
+        assert admin.get("/api/diagnostics/launches/not-a-record").status_code == 404
+        auth_secret = (app.data_dir / "auth_secret").read_text().strip()
+        assert auth_secret not in admin.get("/api/diagnostics/launches/..%2Fauth_secret").text  # Chainlit's page
     with httpx.Client(base_url=app.url, timeout=15) as alice:
         assert alice.get(f"/api/diagnostics/launches/{summary['id']}").status_code == 401
         alice.post("/login", data={"username": "alice", "password": USER_PASSWORD})
