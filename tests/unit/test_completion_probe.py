@@ -7,13 +7,19 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
-from chainlit_app.completion_probe import CompletionProbe
+from chainlit_app.completion_probe import CompletionProbe, ProbeResult
 from chainlit_app.diagnostics import FindingsStore
+from chainlit_app.engine.status import EngineState, EngineStatus
+from chainlit_app.handles import AttachedEngine
+from chainlit_app.models import ResolvedModel
 from chainlit_app.monitor import Endpoint, Monitor
+from chainlit_app.runtime import Runtime
+from tests.conftest import settings_for_tests
 from tests.local_http import JsonHandler, serving
 
 
@@ -167,3 +173,28 @@ async def test_the_monitor_probes_when_idle_and_never_calls_a_degraded_engine_he
             assert engine.completions == calls  # idle interval one hour: no second probe, no spam
         finally:
             await monitor.stop()
+
+
+def test_the_runtime_lets_the_probe_restart_only_an_engine_it_owns(tmp_path: Path) -> None:
+    spawned = Runtime(settings_for_tests(mode="spawn", data_dir=tmp_path / "s", health_probe_seconds=30,
+                                         health_probe_timeout=7, degraded_restart_after=2))
+    assert spawned.monitor.completion.restart_hook is not None and spawned.engine.launches is not None
+    assert (spawned.monitor.completion.interval, spawned.monitor.completion.timeout) == (30, 7)
+    attached = Runtime(settings_for_tests(mode="attach", vllm_url="http://127.0.0.1:9/v1", data_dir=tmp_path / "a"))
+    assert attached.monitor.completion.restart_hook is None and attached.engine.launches is None
+    assert attached.monitor.completion.interval == 60  # the default: on, once a minute
+
+
+def test_a_degraded_engine_is_never_shown_ready_or_healthy(tmp_path: Path) -> None:
+    runtime = Runtime(settings_for_tests(mode="attach", vllm_url="http://127.0.0.1:9/v1", data_dir=tmp_path))
+    engine = runtime.engine
+    assert isinstance(engine, AttachedEngine)
+    engine.resolved = ResolvedModel("attach", "m", "m")
+    engine._attached_status = EngineStatus(state=EngineState.ATTACHED)
+    runtime.monitor.healthy = True
+    assert runtime.shown_state() == "attached" and runtime.monitor.trusted_health() is True
+    runtime.monitor.completion.note_health(True)
+    runtime.monitor.completion.record(ProbeResult(False, "HTTP 500", 0.1, 0.0))
+    assert runtime.shown_state() == "degraded" and runtime.monitor.trusted_health() is False
+    engine._attached_status = EngineStatus(state=EngineState.CRASHED)
+    assert runtime.shown_state() == "crashed"  # a worse state is shown as it is
