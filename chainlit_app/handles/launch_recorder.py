@@ -103,7 +103,7 @@ class LaunchRecorder:
                   "count": f["count"], "text": f["evidence"][-1]["text"] if f["evidence"] else ""}
                  for f in self._findings() if not f["resolved"]]
         root = classify_lines(lines, secrets).root
-        if root is not None:
+        if root is not None and not any((f["kind"], f["rule"]) == (root.kind, root.rule) for f in found):
             found.insert(0, {"kind": root.kind, "title": "root cause in the last lines", "source": "log",
                              "rule": root.rule, "count": 1, "text": root.text})
         return found

@@ -218,6 +218,10 @@ function HealthProbe({ probe, now }) {
 function LaunchDetail({ api, id }) {
   const [record, setRecord] = useState(null);
   const [error, setError] = useState(null);
+  const lines = useRef(null);
+  useEffect(() => {  // the last lines matter most: show the end of the box first
+    if (lines.current) lines.current.scrollTop = lines.current.scrollHeight;
+  }, [record]);
   useEffect(() => {
     let stopped = false;
     fetch(`${api}/launches/${encodeURIComponent(id)}`, { credentials: "include", cache: "no-store" })
@@ -242,11 +246,11 @@ function LaunchDetail({ api, id }) {
       ) : null}
       {(record.findings || []).length ? (
         <div data-testid="diag-launch-findings" style={{ ...small, marginTop: 4 }}>
-          Findings then: {record.findings.map((f) => f.kind).join(", ")}
+          Findings then: {record.findings.map((f) => (f.rule ? `${f.kind} (${f.rule})` : f.kind)).join(", ")}
         </div>
       ) : null}
       <div style={{ ...small, marginTop: 4 }}>Last {(record.last_lines || []).length} log lines</div>
-      <div data-testid="diag-launch-lines"
+      <div data-testid="diag-launch-lines" ref={lines}
         style={{ ...mono, maxHeight: 240, overflowY: "auto", whiteSpace: "pre-wrap", wordBreak: "break-word" }}>
         {(record.last_lines || []).map((line, i) => <div key={i}>{line}</div>)}
       </div>

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.conftest import need_engine
-from tests.e2e.conftest import ADMIN_PASSWORD, AppServer, login, run_app
+from tests.e2e.conftest import ADMIN_PASSWORD, AppServer, login, run_app, save_screenshot
 from tests.e2e.test_diagnostics_panel import open_panel
 
 pytestmark = pytest.mark.e2e
@@ -48,3 +48,4 @@ def test_the_given_up_launch_is_listed_and_opened_with_its_last_lines(looping_ap
     expect(newest).to_have_attribute("data-gave-up", "yes")
     expect(newest.locator('[data-testid="diag-launch-lines"]')).to_contain_text("unrecognized arguments",
                                                                                 timeout=15_000)
+    save_screenshot(page, "diagnostics-crash-loop.png")

@@ -10,14 +10,14 @@ import stat
 from dataclasses import replace
 from pathlib import Path
 
-from chainlit_app.diagnostics import FindingsStore
+from chainlit_app.diagnostics import FindingsStore, classify_file
 from chainlit_app.engine.launch_records import LaunchRecords, exit_cause, exit_label
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.handles.launch_recorder import LaunchFacts, LaunchRecorder
 from chainlit_app.monitor import exit_finding
 
-RECORDED = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev" / "healthy" / \
-    "recorded_cpu_smollm2_serve_and_stop.log"
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev"
+RECORDED = LOGS / "healthy" / "recorded_cpu_smollm2_serve_and_stop.log"
 KEY = "k3y-Of-This-Launch-9f8e7d6c5b4a"
 
 
@@ -154,3 +154,21 @@ def test_exit_labels_and_causes() -> None:
     assert exit_cause(-signal.SIGTERM, ready=True, stopped_by_app=False) == "ended while serving by signal SIGTERM"
     assert exit_cause(None, ready=False, stopped_by_app=False, error="not ready after 900 s") == \
         "ended before it was ready: not ready after 900 s"
+
+
+def test_the_root_cause_of_the_last_lines_is_listed_once(tmp_path: Path) -> None:
+    """The live tail may already have named it (a store entry with the same kind and rule): not twice."""
+    recorder, records, store, log_file = _recorder(tmp_path)
+    recorded = LOGS / "port_in_use" / "gh5899_second_server_same_port_4400.log"
+    log_file.write_text(recorded.read_text(encoding="utf-8"))
+    root = classify_file(str(recorded)).root
+    assert root is not None and root.kind == "port_in_use"
+    status = _launch(recorder, EngineStatus(), 1_700_000_000.0)
+    recorder.on_status(replace(status, state=EngineState.CRASHED, last_exit_code=1))
+    first = records.get(records.summaries()[0]["id"])
+    assert first is not None and [(f["kind"], f["rule"]) for f in first["findings"]] == [("port_in_use", root.rule)]
+    store.add(root)
+    status = _launch(recorder, status, 1_700_000_100.0)
+    recorder.on_status(replace(status, state=EngineState.CRASHED, last_exit_code=1))
+    second = records.get(records.summaries()[0]["id"])
+    assert second is not None and [(f["kind"], f["rule"]) for f in second["findings"]] == [("port_in_use", root.rule)]
