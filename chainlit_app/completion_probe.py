@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from chainlit_app.diagnostics import Finding, FindingsStore
 from chainlit_app.diagnostics.taxonomy import Kind
+from chainlit_app.i18n import Msg
 from chainlit_app.remedies.verify import verify_completion
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,7 @@ class CompletionProbe:
         if result.ok:
             if self.failures:
                 log.info("engine answers a completion again after %d failed probe(s)", self.failures)
-                self.store.resolve_kind(Kind.DEGRADED.value, "a probe completion succeeded again")
+                self.store.resolve_kind(Kind.DEGRADED.value, Msg("resolved.probe_answered"))
             self.failures = 0
             return
         self.failures += 1
@@ -133,14 +134,12 @@ class CompletionProbe:
         log.warning("engine degraded: /health OK, probe completion failed (%d in a row): %s", self.failures,
                     result.detail)
 
-    def _hint(self) -> str:
+    def _hint(self) -> Msg:
         if self.restart_hook is None:
-            return ("The app does not own this server: restart it where it runs; "
-                    "the finding clears when a probe answers.")
+            return Msg("hint.probe_not_ours")
         if self.restart_after <= 0:
-            return "Automatic restart is off (CHAT_DEGRADED_RESTART_AFTER=0): restart vLLM from the panel."
-        return (f"The app restarts vLLM after {self.restart_after} failed probe(s) in a row; "
-                "the finding clears when a probe answers.")
+            return Msg("hint.probe_no_restart")
+        return Msg("hint.probe_restart_after", count=self.restart_after)
 
     def restart_due(self) -> bool:
         """True once per degraded episode, when a restart hook exists and enough probes failed in a row."""

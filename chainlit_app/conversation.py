@@ -6,20 +6,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chainlit_app.cleaning import MAX_SYSTEM_PROMPT_CHARS, clean_text
+from chainlit_app.i18n import LANGUAGES, catalogue, t
 
 CHARS_PER_TOKEN = 3.0  # conservative for English and code; a 400 from vLLM triggers a tighter retry
 TOKENS_PER_MESSAGE = 6
 
-# Notes the chat appends to an answer for the reader. They are never the model's words: the conversation
-# keeps the answer without them, and a resumed thread's stored messages lose them again (`without_notes`).
-NOTE_CUT = "_(Cut at the max-tokens limit.)_"
-NOTE_STOPPED = "_(Stopped by the user.)_"
-NOTE_DECODE = "_The answer holds undecodable or control characters; see the diagnostics panel._"
-NOTE_INTERRUPTED_PREFIX = "_⚠ Interrupted: "
-# What history holds of an answer while it streams: if the app dies mid-answer, a resumed thread shows this.
-NOTE_UNFINISHED = f"{NOTE_INTERRUPTED_PREFIX}the app stopped before this answer was complete._"
-NOTE_EMPTY_PREFIX = "_(The model returned an empty answer"
-NOTE_SEE_PANEL = "_Open the diagnostics panel for the likely cause and the fix._"
+# Notes the chat appends to an answer for the reader (catalogue keys `note.*`, in the reader's language).
+# They are never the model's words: the conversation keeps the answer without them, and a resumed thread's
+# stored messages lose them again (`without_notes`), whichever language they were written in.
+_FIXED_NOTES = ("note.cut", "note.stopped", "note.decode", "note.see_panel")
+_PREFIX_NOTES = ("note.interrupted", "note.empty")
+
+
+def note(name: str, **values: Any) -> str:
+    """The note `note.<name>` in the current language: cut, stopped, decode, see_panel, interrupted
+    (reason), unfinished (what history holds of an answer while it streams), empty (finish_reason, tokens)."""
+    if name == "unfinished":
+        return t("note.interrupted", reason=t("note.unfinished_reason"))
+    return t(f"note.{name}", **values)
 
 
 def with_note(answer: str, note: str) -> str:
@@ -27,9 +31,13 @@ def with_note(answer: str, note: str) -> str:
 
 
 def _is_note(part: str) -> bool:
-    return part in (NOTE_CUT, NOTE_STOPPED, NOTE_DECODE, NOTE_SEE_PANEL) or part.startswith(
-        (NOTE_INTERRUPTED_PREFIX, NOTE_EMPTY_PREFIX)
-    )
+    for language in LANGUAGES:
+        texts = catalogue(language)
+        if part in (texts[key] for key in _FIXED_NOTES if key in texts):
+            return True
+        if part.startswith(tuple(texts[key].split("{")[0] for key in _PREFIX_NOTES if key in texts)):
+            return True
+    return False
 
 
 def without_notes(text: str) -> str:
@@ -113,11 +121,7 @@ class Conversation:
         newest_cost = sum(estimate_tokens(m["content"]) for m in newest)
         room_for_prompt = budget - fixed - newest_cost
         if room_for_prompt < 16:
-            raise InputTooLong(
-                f"Your message is about {newest_cost} tokens, "
-                f"but the model's context holds {max_model_len} tokens in all. Shorten the message, "
-                f"or raise CHAT_MAX_MODEL_LEN."
-            )
+            raise InputTooLong(t("chat.input_too_long", tokens=newest_cost, max_model_len=max_model_len))
         wanted_answer = min(params.max_tokens, max(16, room_for_prompt // 2))
         room = room_for_prompt - wanted_answer
         kept: list[dict[str, str]] = []

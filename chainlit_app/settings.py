@@ -90,6 +90,8 @@ class ChatSettings(_Group):
     max_system_prompt_chars: int = Field(default=20_000, ge=0,
                                          description="longer system prompts (settings or chat) are cut")
     stream_batching: bool = Field(default=True, description="under load, ask vLLM for tokens in UI-update groups")
+    language: Literal["auto", "en", "zh-CN"] = Field(
+        default="auto", description="auto: each browser's language (zh-CN, zh, zh-Hans: Chinese; else English)")
 
     @model_validator(mode="after")
     def _prompt_within_bound(self) -> ChatSettings:

@@ -21,6 +21,7 @@ from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig
 from chainlit_app.handles.base import StatusListener, wait_until_ready
 from chainlit_app.handles.launch_recorder import LaunchFacts, LaunchRecorder
+from chainlit_app.i18n import Msg
 from chainlit_app.models import ResolvedModel, resolve_model, resolve_model_at_once
 from chainlit_app.monitor import Endpoint
 from chainlit_app.remedies import OverridesStore, Proposal, RemedyContext, RemedyResult, remedies_for, verify_completion
@@ -42,7 +43,7 @@ class SpawnedEngine:
         self._remedy_lock = asyncio.Lock()  # one apply or undo at a time: each one restarts the engine
         self.resolved: ResolvedModel | None = None
         self.supervisor: Supervisor | None = None
-        self._prepare_status = EngineStatus(state=EngineState.PREPARING, progress="resolving the model")
+        self._prepare_status = EngineStatus(state=EngineState.PREPARING, progress=Msg("progress.resolving"))
         self._early_checks: list[Check] = []
         self._early_launched: bool | None = None  # tried already: at interpreter start (prelaunch) or in app.py
         self._listeners: list[StatusListener] = []
@@ -142,8 +143,7 @@ class SpawnedEngine:
 
     async def _start(self) -> None:
         if self.supervisor is None:
-            self._prepare_status = replace(self._prepare_status, progress="resolving the model (and building "
-                                           "the demo model on first run)")
+            self._prepare_status = replace(self._prepare_status, progress=Msg("progress.resolving_demo"))
             self.resolved = await asyncio.to_thread(resolve_model, self.settings)
             if self.settings.engine.preflight and not await self._preflight_allows(self.resolved.model):
                 return
@@ -205,7 +205,7 @@ class SpawnedEngine:
 
     async def _preflight_allows(self, model: str) -> bool:
         """Run the doctor before spawning: a blocking finding stops here, in seconds, with its fix."""
-        self._prepare_status = replace(self._prepare_status, progress="checking the deployment (doctor)")
+        self._prepare_status = replace(self._prepare_status, progress=Msg("progress.doctor"))
         checks: list[Check] = await asyncio.to_thread(
             lambda: run_preflight(config_from_settings(self.settings, model=model,
                                                        overrides=self.overrides.launch_overrides()))
@@ -213,11 +213,11 @@ class SpawnedEngine:
         self._record_checks(checks)
         if not is_blocking(checks):
             return True
-        reasons = "; ".join(f"{c.name}: {c.message} (fix: {c.fix})" for c in checks if c.blocking)
-        log.error("preflight refused to start vLLM: %s", reasons)
+        reasons = [Msg("engine.check_reason", name=c.name, message=c.message, fix=c.fix) for c in checks if c.blocking]
+        log.error("preflight refused to start vLLM: %s", "; ".join(reasons))
         self._prepare_status = replace(
             self._prepare_status, state=EngineState.FAILED, progress=None,
-            error=f"the preflight check refused to start vLLM: {reasons}",
+            error=Msg("engine.preflight_refused", reasons=reasons),
             notice=self.resolved.notice if self.resolved else None,
         )
         return False
@@ -272,7 +272,7 @@ class SpawnedEngine:
             self.overrides.add(proposal)
             result = await self._relaunch_and_verify(proposal.remedy.id, "apply", started)
         if result.fixed:
-            self.store.resolve_kind(proposal.finding.kind, f"fixed by {proposal.remedy.id} (verified by a completion)")
+            self.store.resolve_kind(proposal.finding.kind, Msg("resolved.remedy", remedy=proposal.remedy.id))
         return result
 
     async def undo_remedy(self, remedy_id: str) -> RemedyResult:

@@ -21,6 +21,7 @@ from chainlit_app.diagnostics.findings import Finding
 from chainlit_app.doctor.model_folder import ModelFolder
 from chainlit_app.engine.command import LaunchSpec, effective_dtype
 from chainlit_app.engine.supervisor import free_port
+from chainlit_app.i18n import Msg, localize
 
 from .figures import gpu_free_fraction, kv_fit
 from .templates import pick_template
@@ -73,8 +74,9 @@ class Proposal:
 
     def to_json(self) -> dict[str, Any]:
         r = self.remedy
-        return {"id": r.id, "kind": r.kind, "changes": r.changes, "why": r.why, "undo": r.undo, "safe": r.safe,
-                "risk": r.risk, "overrides": self.overrides, "previous": self.previous, "reason": self.reason,
+        return {"id": r.id, "kind": r.kind, "changes": r.changes, "why": localize(r.why), "undo": localize(r.undo),
+                "safe": r.safe, "risk": localize(r.risk), "overrides": self.overrides, "previous": self.previous,
+                "reason": self.reason,
                 "finding": {"kind": self.finding.kind, "line": self.finding.line, "text": self.finding.text}}
 
 
@@ -176,29 +178,28 @@ def trust_remote_code(finding: Finding, ctx: RemedyContext) -> Change | None:
 
 REMEDIES: tuple[Remedy, ...] = (
     Remedy("fit_max_model_len", "out_of_memory", "--max-model-len",
-           "The KV cache cannot hold one sequence of the configured length; the largest length that fits starts.",
-           "Remove the override: --max-model-len returns to CHAT_MAX_MODEL_LEN.", True, fit_max_model_len),
+           Msg("remedy.fit_max_model_len.why"),
+           Msg("remedy.fit_max_model_len.undo"), True, fit_max_model_len),
     Remedy("more_kv_cache", "out_of_memory", "VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB)",
-           "The KV cache is too small for the configured length and this machine has the RAM for a larger one.",
-           "Remove the override: the KV cache returns to CHAT_KV_CACHE_GIB.", False, more_kv_cache,
-           risk="The server takes that much more RAM, which other programs on this machine then lack."),
+           Msg("remedy.more_kv_cache.why"),
+           Msg("remedy.more_kv_cache.undo"), False, more_kv_cache,
+           risk=Msg("remedy.more_kv_cache.risk")),
     Remedy("lower_gpu_memory_utilization", "out_of_memory", "--gpu-memory-utilization",
-           "Less GPU memory is free than vLLM is asked to take; asking for what is free lets it start.",
-           "Remove the override: the fraction returns to CHAT_GPU_MEMORY_UTILIZATION.", True, lower_gpu_utilization),
+           Msg("remedy.lower_gpu_memory_utilization.why"),
+           Msg("remedy.lower_gpu_memory_utilization.undo"), True, lower_gpu_utilization),
     Remedy("free_port", "port_in_use", "--port",
-           "Another process listens on the configured port; vLLM starts on one that is free.",
-           "Remove the override: the port returns to CHAT_PORT.", True, other_port),
+           Msg("remedy.free_port.why"),
+           Msg("remedy.free_port.undo"), True, other_port),
     Remedy("shipped_chat_template", "chat_template", "--chat-template",
-           "The model has no chat template, so vLLM refuses every chat; the family's template lets it answer.",
-           "Remove the override: no --chat-template is passed.", True, shipped_template),
+           Msg("remedy.shipped_chat_template.why"),
+           Msg("remedy.shipped_chat_template.undo"), True, shipped_template),
     Remedy("float32_on_cpu", "decode_error", "--dtype",
-           "Half precision on a CPU computes wrong tokens; float32 is slower but right.",
-           "Remove the override: --dtype returns to CHAT_DTYPE.", True, float32_on_cpu),
+           Msg("remedy.float32_on_cpu.why"),
+           Msg("remedy.float32_on_cpu.undo"), True, float32_on_cpu),
     Remedy("trust_remote_code", "startup_failure", "--trust-remote-code",
-           "The model's architecture is custom Python code in its folder, which vLLM runs only when trusted.",
-           "Remove the override: --trust-remote-code is no longer passed.", False, trust_remote_code,
-           risk="vLLM will run Python code from the model's folder with the app's rights; "
-                "only confirm for a model from a source you trust."),
+           Msg("remedy.trust_remote_code.why"),
+           Msg("remedy.trust_remote_code.undo"), False, trust_remote_code,
+           risk=Msg("remedy.trust_remote_code.risk")),
 )
 BY_ID = {r.id: r for r in REMEDIES}
 
