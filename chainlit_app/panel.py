@@ -30,7 +30,9 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
     runtime.monitor.panel_viewed()
     status = runtime.status.to_json()
     status["mode"] = runtime.settings.engine.mode
-    status["healthy"] = runtime.monitor.healthy
+    status["state"] = runtime.shown_state()  # `degraded` while /health answers and a completion does not
+    status["healthy"] = runtime.monitor.trusted_health()
+    status["degraded"] = runtime.monitor.degraded
     status["version"] = runtime.monitor.version
     status["process_control"] = runtime.engine.process_control
     process = runtime.engine.process
@@ -42,7 +44,18 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
         status[text] = i18n.localize(status.get(text))
     # The status carries errors and progress text that may name a URL with its password, or the key.
     status = redact_tree(status, runtime.monitor.secrets())
-    return {"engine": status, "streaming": runtime.pace.snapshot(), **runtime.monitor.snapshot()}
+    launches = runtime.engine.launches
+    return {"engine": status, "streaming": runtime.pace.snapshot(), **runtime.monitor.snapshot(),
+            "launches": launches.summaries() if launches is not None else []}
+
+
+def launch_record(runtime: Runtime, record_id: str) -> dict[str, Any]:
+    """One launch's whole record (command line, settings, last lines, findings), redacted once more."""
+    launches = runtime.engine.launches
+    record = launches.get(record_id) if launches is not None else None
+    if record is None:
+        raise HTTPException(status_code=404, detail=i18n.t("panel.no_launch_record"))
+    return dict(redact_tree(record, runtime.monitor.secrets()))
 
 
 def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
@@ -61,6 +74,12 @@ def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
         with i18n.use_language(language):
             payload = await diagnostics_payload(runtime)
         return {**payload, "language": language}
+
+    @router.get(API_PATH + "/launches/{record_id}")
+    async def launch(record_id: str, user: Any = Depends(get_current_user)) -> dict[str, Any]:  # noqa: B008
+        if not is_admin(user):
+            raise HTTPException(status_code=403, detail=i18n.t("panel.admins_only"))
+        return launch_record(runtime_getter(), record_id)
 
     return router
 

@@ -66,6 +66,11 @@ class EngineSettings(_Group):
     startup_timeout: float = Field(default=900.0, gt=0)
     stop_grace: float = Field(default=10.0, ge=0)
     max_restarts: int = Field(default=3, ge=0)
+    health_probe_seconds: float = Field(default=60.0, ge=0,
+                                        description="idle one-token completion probe interval; 0 = off")
+    health_probe_timeout: float = Field(default=30.0, gt=0, description="seconds a probe completion may take")
+    degraded_restart_after: int = Field(default=3, ge=0,
+                                        description="failed probes in a row before a spawned engine is restarted")
 
     _venv_in_project = field_validator("venv", mode="after")(_in_project)
 
@@ -151,6 +156,7 @@ class LoggingSettings(_Group):
     log_dir: Path = PROJECT_ROOT / ".chainlit" / "logs"
     log_keep: int = Field(default=5, ge=1)
     log_file: Path | None = None
+    launch_records: int = Field(default=20, ge=1, description="launch records kept in DATA_DIR/launches")
 
     _dir_in_project = field_validator("log_dir", mode="after")(_in_project)
 

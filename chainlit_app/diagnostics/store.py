@@ -90,8 +90,9 @@ class FindingsStore:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def add(self, finding: Finding) -> dict[str, Any]:
-        """Record one occurrence; a new occurrence of a resolved problem reopens it."""
+    def add(self, finding: Finding, latest_only: bool = False) -> dict[str, Any]:
+        """Record one occurrence; a new occurrence of a resolved problem reopens it. With `latest_only` the
+        evidence is this occurrence alone (a repeated probe's state, not a history of its figures)."""
         now = self._clock()
         key = (finding.kind, cause_key(finding))
         entry = self._entries.get(key)
@@ -116,6 +117,8 @@ class FindingsStore:
         if entry.resolved:
             entry.resolved, entry.resolved_at, entry.resolved_reason = False, None, ""
         item = {"line": finding.line, "text": finding.text, "source": finding.source, "basis": finding.basis}
+        if latest_only:
+            entry.evidence.clear()
         if item not in entry.evidence:
             entry.evidence.append(item)
         return entry.to_dict()

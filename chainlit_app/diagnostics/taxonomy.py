@@ -36,6 +36,7 @@ class Kind(StrEnum):
     DEGENERATE_OUTPUT = "degenerate_output"
     ENGINE_ERROR = "engine_error"
     HISTORY_WRITE_FAILED = "history_write_failed"
+    DEGRADED = "degraded"
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ _INFOS = (
     KindInfo(Kind.DEGENERATE_OUTPUT, "warning"),
     KindInfo(Kind.ENGINE_ERROR, "error"),
     KindInfo(Kind.HISTORY_WRITE_FAILED, "error"),
+    KindInfo(Kind.DEGRADED, "critical"),
 )
 
 KINDS: dict[Kind, KindInfo] = {info.kind: info for info in _INFOS}

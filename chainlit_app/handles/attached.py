@@ -12,6 +12,7 @@ from pathlib import Path
 from chainlit_app.attach import check_server
 from chainlit_app.diagnostics import FindingsStore
 from chainlit_app.engine.http import normalise_base_url
+from chainlit_app.engine.launch_records import LaunchRecords
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.handles.base import StatusListener, wait_until_ready
@@ -29,6 +30,7 @@ class AttachedEngine:
 
     process_control = False
     process: GroupProcess | None = None  # not ours
+    launches: LaunchRecords | None = None  # nor its launches
 
     def __init__(self, settings: Settings, store: FindingsStore):
         self.settings = settings
@@ -54,7 +56,9 @@ class AttachedEngine:
 
     @property
     def endpoint(self) -> Endpoint | None:
-        return Endpoint(self.base_url, self.api_key) if self.settings.engine.vllm_url else None
+        if not self.settings.engine.vllm_url:
+            return None
+        return Endpoint(self.base_url, self.api_key, self.resolved.served_name if self.resolved else "")
 
     @property
     def log_file(self) -> Path | None:

@@ -12,13 +12,15 @@ import psutil
 
 from chainlit_app.diagnostics import Finding, FindingsStore, classify_file
 from chainlit_app.doctor import Check, config_from_settings, is_blocking, run_preflight
-from chainlit_app.engine.command import LaunchSpec
+from chainlit_app.engine.command import LaunchSpec, redacted_argv
 from chainlit_app.engine.facts import facts_are_cached
 from chainlit_app.engine.hardware import has_nvidia_gpu
+from chainlit_app.engine.launch_records import LaunchRecords
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig
 from chainlit_app.handles.base import StatusListener, wait_until_ready
+from chainlit_app.handles.launch_recorder import LaunchFacts, LaunchRecorder
 from chainlit_app.i18n import Msg
 from chainlit_app.models import DEMO_NAME, ResolvedModel, resolve_model, resolve_model_at_once
 from chainlit_app.monitor import Endpoint
@@ -55,6 +57,9 @@ class SpawnedEngine:
         self._early_checks: list[Check] = []
         self._early_launched: bool | None = None  # tried already: at interpreter start (prelaunch) or in app.py
         self._listeners: list[StatusListener] = []
+        self.launches: LaunchRecords | None = LaunchRecords(settings.storage.data_dir / "launches",
+                                                            settings.logging.launch_records)
+        self._recorder = LaunchRecorder(self.launches, self._launch_facts, store.snapshot, self._secrets)
 
     # -- where it is ----------------------------------------------------------------------------------
     @property
@@ -84,7 +89,7 @@ class SpawnedEngine:
         """Where the monitor probes: known once a launch has chosen its port."""
         if self.supervisor is None or not self.supervisor.spec.port:
             return None
-        return Endpoint(self.supervisor.base_url, self.supervisor.api_key)
+        return Endpoint(self.supervisor.base_url, self.supervisor.api_key, self.supervisor.spec.served_model_name)
 
     def is_ready(self) -> bool:
         return self.supervisor is not None and self.supervisor.is_ready()
@@ -165,6 +170,27 @@ class SpawnedEngine:
         self.supervisor = supervisor
         for listener in self._listeners:
             supervisor.add_listener(listener)
+        supervisor.add_listener(self._recorder.on_status)  # after the monitor's: its exit finding is recorded too
+
+    def _secrets(self) -> tuple[str, ...]:
+        """Keys a launch record must not hold: this launch's and a configured one."""
+        keys = [self.supervisor.api_key] if self.supervisor is not None else []
+        if self.settings.engine.api_key is not None:
+            keys.append(self.settings.engine.api_key.get_secret_value())
+        return tuple(k for k in keys if k)
+
+    def _launch_facts(self) -> LaunchFacts:
+        """The launch being recorded: its command (key-free), the settings and overrides in effect."""
+        assert self.supervisor is not None
+        spec = self.supervisor.spec
+        launch = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(spec).items()
+                  if k not in ("api_key", "extra_env")}
+        launch["extra_env"] = sorted(spec.extra_env)  # names only: values may be tokens
+        settings = {"model": self.settings.model.model_dump(mode="json"),
+                    "engine": self.settings.engine.model_dump(mode="json", exclude={"api_key"}),
+                    "launch": launch}
+        return LaunchFacts(redacted_argv(self.supervisor.argv), settings, self.overrides.launch_overrides(),
+                           self.supervisor.config.log_file)
 
     def _make_supervisor(self, resolved: ResolvedModel, gpu_present: bool | None = None) -> Supervisor:
         settings = self.settings

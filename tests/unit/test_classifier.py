@@ -49,7 +49,7 @@ def test_every_kind_has_title_fix_and_rules() -> None:
         assert info.severity in ("critical", "error", "warning")
     # a looping answer is named by the answer judge (answers.py), a failed history write by the data layer
     # (history_writes.py), every other kind by at least one rule
-    assert {r.kind for r in RULES} | {Kind.DEGENERATE_OUTPUT, Kind.HISTORY_WRITE_FAILED} == set(Kind)
+    assert {r.kind for r in RULES} | {Kind.DEGENERATE_OUTPUT, Kind.HISTORY_WRITE_FAILED, Kind.DEGRADED} == set(Kind)
 
 
 def test_fix_texts_avoid_the_corrected_claims() -> None:
