@@ -25,6 +25,12 @@ _TOKEN_ZERO_RUN = re.compile(r"!{16,}")
 # returns the same token whatever the input (the generated-text rule reads the same in printed logs).
 _ONE_SYMBOL = re.compile(r"\s*([^\w\s])\1{15,}\s*")
 MAX_SCAN = 8000
+# A turn label at the start of a line ('\nUSER:', '\n### Human:'; '\\n' where a cut body kept its escapes) or a
+# chat template's turn token: an answer holding a user turn and then an assistant turn wrote the dialogue on.
+_LINE_START = r"(?:^|\n|\\n)[ \t]*(?:#{1,3} ?)?"
+_USER_TURN = re.compile(_LINE_START + r"(?:USER|User|Human|HUMAN)\s*:|<\|im_start\|>\s*user|<\|user\|>")
+_ASSISTANT_TURN = re.compile(
+    _LINE_START + r"(?:ASSISTANT|Assistant|AI|Bot)\s*:|<\|im_start\|>\s*assistant|<\|assistant\|>")
 
 
 # Unicode blocks of the scripts an answer may mix: a normal answer uses one or two (a Chinese answer
@@ -109,6 +115,15 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
             return True
     raw = sample.encode("utf-8", "replace")
     return len(raw) >= 400 and len(zlib.compress(raw)) < 0.2 * len(raw)
+
+
+def writes_next_turns(text: str) -> bool:
+    """True when, after some text of its own, the answer opens a user turn and then an assistant turn: the
+    model did not stop at its end-of-turn token and plays both sides of the conversation."""
+    user = _USER_TURN.search(text[:MAX_SCAN])
+    if user is None or not text[: user.start()].strip():
+        return False
+    return _ASSISTANT_TURN.search(text, user.end(), MAX_SCAN) is not None
 
 
 def _usage_tokens(body: dict[str, Any]) -> int | None:
@@ -217,6 +232,14 @@ def judge_answer(
     garbled = _garbled(text)
     if garbled is not None:
         return garbled
+    if finish_reason in ("length", None, "") and writes_next_turns(text):
+        return AnswerVerdict(
+            Kind.DEGENERATE_OUTPUT,
+            f"the {len(text)}-character answer goes on past its end, writing the user's next turn and answering it "
+            f"(finish_reason={finish_reason!r})",
+            "The model does not stop at the end of its turn: serve it with its own chat template and stop tokens "
+            "(or add stop strings such as 'USER:').",
+        )
     if finish_reason in ("length", None) and is_looping(text, cut_at_limit=finish_reason == "length"):
         return AnswerVerdict(
             Kind.DEGENERATE_OUTPUT,

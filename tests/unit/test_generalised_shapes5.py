@@ -1,0 +1,74 @@
+"""The general mechanisms that named round 5's misses (the threads are in tests/data/logs/dev/SOURCES.md),
+each on its real line and on the healthy shape next to it, so that a mechanism that fires on everything
+fails here."""
+
+from __future__ import annotations
+
+import json
+
+from chainlit_app.diagnostics import HEALTHY, classify_lines
+from chainlit_app.diagnostics.answers import writes_next_turns
+
+
+def _stats(running: int, waiting: int, prompt: float, gen: float) -> str:
+    return (f"INFO 11-21 00:12:13 llm_engine.py:624] Avg prompt throughput: {prompt} tokens/s, Avg generation "
+            f"throughput: {gen} tokens/s, Running: {running} reqs, Swapped: 0 reqs, Pending: {waiting} reqs, "
+            "GPU KV cache usage: 27.1%, CPU KV cache usage: 0.0%")
+
+
+def test_clients_own_words_for_an_empty_answer() -> None:
+    assert classify_lines(['<Bot> full response to system: ""']).kind == "empty_output"  # mindcraft #789
+    assert classify_lines(["[INFO] agent: LLM response without tool calls (direct answer) {iteration=1, "
+                           "content_chars=0, agent_id=main}"]).kind == "empty_output"  # picolm #15
+    assert classify_lines(["WARNING Rollout error: EmptyModelResponseError('Model returned no content')"]
+                          ).kind == "empty_output"  # prime-rl #2316
+    # the healthy shapes beside them: an answer with text, a JSON key with an empty string (a stream's first
+    # delta), a non-zero count
+    assert classify_lines(['<Bot> full response to system: "Sure, on my way."']).kind == HEALTHY
+    assert classify_lines(['data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}']
+                          ).kind == HEALTHY
+    assert classify_lines(["agent: LLM response {iteration=1, content_chars=120}"]).kind == HEALTHY
+
+
+def test_other_servers_words_for_a_port_and_a_connection() -> None:
+    llama_cpp = "main: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080"  # Sakura launcher #71
+    assert classify_lines([llama_cpp]).kind == "port_in_use"
+    assert classify_lines(["Couldn't connect to Ollama at http://127.0.0.1:11434"]).kind == "connection"
+    assert classify_lines(["main: HTTP server is listening, hostname: 127.0.0.1, port: 8080"]).kind == HEALTHY
+
+
+def test_an_answer_that_writes_the_users_next_turn_loops_across_turns() -> None:
+    text = ("Hello! How can I assist you today?\nUSER:What is the meaning of life?\nASSISTANT:\nThe meaning of "
+            "life is a philosophical question.\nUSER:What is the best w")  # LocalAI #4716, cut as posted
+    body = {"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "",
+                                                      "message": {"role": "assistant", "content": text}}]}
+    assert classify_lines([json.dumps(body)]).kind == "degenerate_output"
+    assert writes_next_turns(text)
+    # a dialogue the user asked for ends on its stop token; a label at the very start is the answer's own
+    stopped = {**body, "choices": [{**body["choices"][0], "finish_reason": "stop"}]}
+    assert classify_lines([json.dumps(stopped)]).kind == HEALTHY
+    assert not writes_next_turns("USER: hi\nASSISTANT: hello")
+    assert not writes_next_turns("Ask the user: what is the goal?\nThen the assistant answers.")
+
+
+def test_decoding_that_starves_behind_prefills_is_a_stall() -> None:
+    starved = [_stats(20, 9, 0.0, 122.2), _stats(22, 7, 1032.4, 0.0), _stats(24, 5, 1096.2, 0.0)]  # vLLM #1734
+    report = classify_lines(starved)
+    assert report.kind == "slow_or_stalled" and report.root is not None and report.root.line == 3
+    # one report of prefills only (a burst arrived) and then tokens again: healthy
+    assert classify_lines([_stats(20, 9, 1032.4, 0.0), _stats(24, 0, 0.0, 300.0)] * 2).kind == HEALTHY
+    # prefills with nothing waiting: the queue was admitted at once
+    assert classify_lines([_stats(8, 0, 900.0, 0.0)] * 3).kind == HEALTHY
+
+
+def test_an_engine_that_died_while_serving_is_named_so_though_the_server_then_stopped() -> None:
+    lines = [
+        "ERROR 12-01 13:05:02 client.py:282] RuntimeError('Engine process (pid 76) died.')",  # vLLM #10812
+        "CRITICAL 12-01 13:05:02 launcher.py:99] MQLLMEngine is already dead, terminating server process",
+        'INFO:     10.42.0.118:60606 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error',
+        "INFO:     Shutting down",
+    ]
+    report = classify_lines(lines)
+    assert report.kind == "engine_error" and report.root is not None and report.root.line == 1
+    # the same error before the server ever served, then a stop: a start-up failure still
+    assert classify_lines([lines[0], "INFO:     Shutting down"]).kind == "startup_failure"
