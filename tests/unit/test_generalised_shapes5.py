@@ -40,13 +40,14 @@ def test_other_servers_words_for_a_port_and_a_connection() -> None:
 def test_an_answer_that_writes_the_users_next_turn_loops_across_turns() -> None:
     text = ("Hello! How can I assist you today?\nUSER:What is the meaning of life?\nASSISTANT:\nThe meaning of "
             "life is a philosophical question.\nUSER:What is the best w")  # LocalAI #4716, cut as posted
-    body = {"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "",
-                                                      "message": {"role": "assistant", "content": text}}]}
-    assert classify_lines([json.dumps(body)]).kind == "degenerate_output"
+    def body(finish: str) -> str:
+        choice = {"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}
+        return json.dumps({"object": "chat.completion", "choices": [choice]})
+
+    assert classify_lines([body("")]).kind == "degenerate_output"
     assert writes_next_turns(text)
     # a dialogue the user asked for ends on its stop token; a label at the very start is the answer's own
-    stopped = {**body, "choices": [{**body["choices"][0], "finish_reason": "stop"}]}
-    assert classify_lines([json.dumps(stopped)]).kind == HEALTHY
+    assert classify_lines([body("stop")]).kind == HEALTHY
     assert not writes_next_turns("USER: hi\nASSISTANT: hello")
     assert not writes_next_turns("Ask the user: what is the goal?\nThen the assistant answers.")
 
