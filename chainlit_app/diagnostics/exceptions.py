@@ -113,6 +113,11 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
        _status("500"), symptom=True),
     _e("InternalServerError", Kind.ENGINE_ERROR, "The server failed while answering: read its log at that time.",
        symptom=True),
+    # a gateway's class names for a status (LiteLLM's ServiceUnavailableError, BadGatewayError): the name says it
+    _e("ServiceUnavailableError BadGatewayError", Kind.CONNECTION,
+       "A proxy or the server said it is unavailable (502/503): it is down, starting or restarting.", symptom=True),
+    _e("GatewayTimeoutError", Kind.SLOW_OR_STALLED,
+       "A proxy gave up waiting for the server (504): it is overloaded or stuck.", symptom=True),
     # text
     _e("UnicodeDecodeError UnicodeEncodeError UnicodeError", Kind.DECODE_ERROR,
        "Bytes could not be decoded as text: check the tokenizer files and the client's encoding."),

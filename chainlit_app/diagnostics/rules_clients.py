@@ -1,6 +1,6 @@
-"""Rules for what clients, agents and other servers print about an answer in their own words: the logs of
-a chat bot, an agent loop or an RL rollout often hold no body at all, only the client's note that the text
-it received was empty.
+"""Rules for what clients, agents and other servers (llama.cpp, Ollama, TGI) print in their own words: the logs
+of a chat bot, an agent loop or an RL rollout often hold no body at all, only the client's note that the text
+it received was empty or that the server is not running; another server names its failed start its own way.
 
 Data only: see `rules.py` for what the fields mean and how the winner is chosen. The patterns follow the
 shape of such notes, not one program's wording: a response label followed by an empty quoted string, a
@@ -24,7 +24,20 @@ _RETURNED_NOTHING = (
     r"\breturned no (?:content|response|answer|output|text|completion)\b|"
     r"\breturned an? empty (?:content|response|answer|output|text|completion|string)\b|"
     # exception classes named for it: EmptyModelResponseError, EmptyResponseError, EmptyCompletionError
-    r"\bEmpty\w*(?:Response|Output|Completion|Answer|Content)\w*(?:Error|Exception)\b"
+    r"\bEmpty\w*(?:Response|Output|Completion|Answer|Content)\w*(?:Error|Exception)\b|"
+    r"\b(?:received|got|returned|produced|generated) (?:an? )?empty (?:response|answer|output|completion)\b|"
+    r"\bempty (?:response|answer|output|completion) (?:from|by|of) (?:the )?(?:model|llm|assistant|ai)\b"
+)
+# a server the client needs is not running, in the client's words ('Ollama is not running', 'is the server
+# running?'): the words of a refused connection without the errno
+_NOT_RUNNING = (
+    r"\b(?:server|ollama|service|backend|daemon|api)\b (?:is )?not (?:running|reachable|started)\b|"
+    r"\bis (?:the )?(?:server|ollama|service|backend|daemon) (?:running|up|started)\?"
+)
+# another server's own words for a model it could not load (llama.cpp, Ollama's runner, TGI's shards)
+_OTHER_SERVER_START = (
+    r"\berror loading model\b|\bunable to load model\b|llama runner process has terminated|"
+    r"\bShardCannotStart\b|\bShard \d+ failed to start\b|\bunknown pre-tokenizer type\b"
 )
 
 CLIENT_RULES: tuple[Rule, ...] = (
@@ -36,10 +49,34 @@ CLIENT_RULES: tuple[Rule, ...] = (
         "reasoning_content (read it, or fix --reasoning-parser), or EOS/stop settings that end answers at once.",
         examples=(
             '<Bot> full response to system: ""',  # mindcraft #789
+            "Received empty response from the model",
             "[INFO] agent: LLM response without tool calls (direct answer) {iteration=1, content_chars=0, "
             "agent_id=main}",  # picolm #15
             "WARNING Rollout error in group 2, re-scheduling (0/16 complete): EmptyModelResponseError('Model "
             "returned no content, reasoning, and did not call any tools')",  # prime-rl #2316
+        ),
+    ),
+    rule(
+        "client_server_not_running",
+        Kind.CONNECTION,
+        _NOT_RUNNING,
+        hint="The client finds no server at its URL: start the server (or wait for start-up) and check host and port.",
+        examples=(
+            "Ollama is not running. Please start Ollama",
+            "Error: could not reach the API: is the server running?",
+        ),
+    ),
+    rule(
+        "other_server_model_load_failed",
+        Kind.STARTUP_FAILURE,
+        _OTHER_SERVER_START,
+        hint="The server could not load the model: the rest of the line says why (file, format, a build older "
+        "than the model); check the model file and the server's version.",
+        examples=(
+            "llama_model_load: error loading model: error loading model vocabulary: unknown pre-tokenizer type: "
+            "'qwen2'",  # llama.cpp built before the model's tokenizer
+            "Error: llama runner process has terminated: exit status 2",  # Ollama
+            "Error: ShardCannotStart",  # TGI's launcher
         ),
     ),
 )

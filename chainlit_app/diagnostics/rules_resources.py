@@ -41,10 +41,17 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|NPU|XPU|MPS) out of memory|"
         r"out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|CUDA driver error: out of memory|"
-        r"cudaErrorMemoryAllocation",
+        r"cudaErrorMemoryAllocation|"
+        # other servers' words for it: llama.cpp/Ollama (ggml's CUDA allocator), TGI's prefill warm-up
+        r"\bcuda\w*Malloc\w* failed: out of memory|unable to allocate \w* ?buffer|failed to allocate \w+ buffer|"
+        r"Not enough memory to handle \d+ (?:prefill )?tokens",
         hint="The GPU ran out of memory: stop other GPU processes or lower --gpu-memory-utilization, "
         "--max-model-len or --max-num-seqs.",
-        examples=("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",),
+        examples=(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: "
+            "out of memory",  # llama.cpp's allocator, as Ollama's runner prints it
+        ),
     ),
     rule(
         "host_oom",
