@@ -168,6 +168,12 @@ def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
         choices = [{"message": body}]  # the message object alone
     if not isinstance(choices, list) and isinstance(body.get("message"), dict) and "finish_reason" in body:
         choices = [body]  # one choice alone
+    if body.get("done_reason") in ("load", "unload"):
+        return None  # Ollama loading or unloading a model answers an empty request with no text, rightly
+    if not isinstance(choices, list) and "done_reason" in body:  # Ollama's own API: /api/chat, /api/generate
+        message = body.get("message")
+        answer = {"message": message} if isinstance(message, dict) else {"text": body.get("response")}
+        choices = [{**answer, "finish_reason": body.get("done_reason")}]
     texts = body.get("text")
     if not isinstance(choices, list) and isinstance(texts, list) and texts and all(isinstance(t, str) for t in texts):
         choices = [{"text": t} for t in texts]  # vLLM's own /generate server: {"text": [prompt + answer, ...]}

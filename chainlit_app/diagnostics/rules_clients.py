@@ -16,6 +16,10 @@ from .taxonomy import Kind
 _LABELS = ("response", "reply", "answer", "output", "completion")
 # 'full response to system: ""': a label in prose (not a quoted JSON key) and then nothing but an empty string
 _EMPTY_QUOTED = "|".join(rf"\b{label}\b[\w ]{{0,30}}:\s*(?:\"\"|'')\s*$" for label in _LABELS)
+# an answer's fields printed one per line ('content: ""' above 'finish_reason: "length"'): the text field alone
+_EMPTY_FIELD = "|".join(
+    rf"^\s*{label}\s*[:=]\s*(?:\"\"|''|null|None)\s*,?\s*$" for label in ("content", "text", *_LABELS)
+)
 # logfmt counters of the answer: '{iteration=1, content_chars=0}'
 _ZERO_COUNT = "|".join(
     rf"(?<![\"'])\b{label}_(?:chars|length|len)=0\b" for label in ("content", *_LABELS)
@@ -44,12 +48,13 @@ CLIENT_RULES: tuple[Rule, ...] = (
     rule(
         "client_empty_answer",
         Kind.EMPTY_OUTPUT,
-        f"{_EMPTY_QUOTED}|{_ZERO_COUNT}|{_RETURNED_NOTHING}",
+        f"{_EMPTY_QUOTED}|{_EMPTY_FIELD}|{_ZERO_COUNT}|{_RETURNED_NOTHING}",
         hint="The client received an answer without text: a reasoning model whose text is all in "
         "reasoning_content (read it, or fix --reasoning-parser), or EOS/stop settings that end answers at once.",
         examples=(
             '<Bot> full response to system: ""',  # mindcraft #789
             "Received empty response from the model",
+            'content: ""',  # oh-my-pi #2774: the fields Ollama's OpenAI endpoint returned, one per line
             "[INFO] agent: LLM response without tool calls (direct answer) {iteration=1, content_chars=0, "
             "agent_id=main}",  # picolm #15
             "WARNING Rollout error in group 2, re-scheduling (0/16 complete): EmptyModelResponseError('Model "

@@ -73,3 +73,17 @@ def test_an_engine_that_died_while_serving_is_named_so_though_the_server_then_st
     assert report.kind == "engine_error" and report.root is not None and report.root.line == 1
     # the same error before the server ever served, then a stop: a start-up failure still
     assert classify_lines([lines[0], "INFO:     Shutting down"]).kind == "startup_failure"
+
+
+def test_ollamas_own_answer_shape_is_judged_as_an_answer() -> None:
+    empty = '{"message":{"role":"assistant","content":""},"eval_count":1,"done_reason":"stop","done":true}'
+    assert classify_lines([empty]).kind == "empty_output"  # ollama #17823's shape
+    elided = '{"message":{"role":"assistant","content":""}, ..., "eval_count":1, "done_reason":"stop"}'
+    assert classify_lines([elided]).kind == "empty_output"  # as posted, with '...'
+    assert classify_lines(['{"model":"m","response":"","done":true,"done_reason":"length"}']).kind == "empty_output"
+    assert classify_lines([empty.replace('""', '"Paris"')]).kind == HEALTHY
+    # loading a model answers an empty request with no text: that is right (ollama #6012's done_reason 'load')
+    assert classify_lines(['{"model":"m","response":"","done":true,"done_reason":"load"}']).kind == HEALTHY
+    # an answer's fields printed one per line (oh-my-pi #2774)
+    assert classify_lines(['content: ""', 'finish_reason: "length"']).kind == "empty_output"
+    assert classify_lines(['content: "Canberra"', 'finish_reason: "stop"']).kind == HEALTHY
