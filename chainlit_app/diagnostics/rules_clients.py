@@ -84,4 +84,17 @@ CLIENT_RULES: tuple[Rule, ...] = (
             "Error: ShardCannotStart",  # TGI's launcher
         ),
     ),
+    rule(
+        "other_server_generation_crawls",
+        Kind.SLOW_OR_STALLED,
+        # llama.cpp's timings of one answer (llama-server's print_timing, llama_print_timings): a second or more
+        # per generated token, measured for that answer alone (the prompt's own line is not generation)
+        r"(?<!prompt )\beval time\s*=\s*[\d.]+ ms /\s*\d+ (?:tokens|runs)\s*\(\s*\d{4,}(?:\.\d+)? ms per token",
+        role="weak",
+        hint="Each generated token took a second or more: the model does not fit the GPU (layers on the CPU), "
+        "or parallel slots share too little; check the GPU offload (-ngl) and the number of slots.",
+        examples=(
+            "       eval time =   26581.48 ms /    10 tokens ( 2658.15 ms per token,     0.38 tokens per second)",
+        ),
+    ),
 )

@@ -87,3 +87,13 @@ def test_ollamas_own_answer_shape_is_judged_as_an_answer() -> None:
     # an answer's fields printed one per line (oh-my-pi #2774)
     assert classify_lines(['content: ""', 'finish_reason: "length"']).kind == "empty_output"
     assert classify_lines(['content: "Canberra"', 'finish_reason: "stop"']).kind == HEALTHY
+
+
+def test_other_servers_timings_show_a_crawl() -> None:
+    slow = "       eval time =   26581.48 ms /    10 tokens ( 2658.15 ms per token,     0.38 tokens per second)"
+    assert classify_lines([slow]).kind == "slow_or_stalled"  # llama.cpp #10054
+    fast = "       eval time =   23038.87 ms /   275 tokens (   83.78 ms per token,    11.94 tokens per second)"
+    assert classify_lines([fast]).kind == HEALTHY
+    # the prompt's own timing is not generation
+    assert classify_lines(["prompt eval time =  7164.75 ms /  2 tokens ( 3582.37 ms per token, 0.28 tokens per second)"]
+                          ).kind == HEALTHY
