@@ -212,6 +212,18 @@ def judge_answer(
         if not visible.strip():
             reasoning = reasoning or text  # the answer is all reasoning: the visible part is empty
             text = visible
+    if (text is None or not text.strip()) and reasoning.strip():
+        # the visible answer is empty but the reasoning was generated: judge what was generated
+        broken = _garbled(reasoning)
+        if broken is not None:
+            return broken
+        if finish_reason == "length" and is_looping(reasoning, cut_at_limit=True):
+            return AnswerVerdict(
+                Kind.DEGENERATE_OUTPUT,
+                f"the {len(reasoning)}-character reasoning repeats itself until the length limit (content empty)",
+                "The model loops while reasoning: send repetition_penalty 1.1 (or presence_penalty), "
+                "or cap the reasoning budget.",
+            )
     if text is None or not text.strip():
         if finish_reason == "length" and (completion_tokens or 0) > 1 and not reasoning:
             return AnswerVerdict(

@@ -97,3 +97,16 @@ def test_other_servers_timings_show_a_crawl() -> None:
     # the prompt's own timing is not generation
     assert classify_lines(["prompt eval time =  7164.75 ms /  2 tokens ( 3582.37 ms per token, 0.28 tokens per second)"]
                           ).kind == HEALTHY
+
+
+def test_an_empty_answer_whose_reasoning_is_broken_is_judged_by_its_reasoning() -> None:
+    def body(reasoning: str, finish: str) -> str:
+        message = {"role": "assistant", "content": None, "reasoning": reasoning}
+        return json.dumps({"object": "chat.completion", "choices": [{"message": message, "finish_reason": finish}]})
+
+    salad = " Factoryَت estadoun разве inform东东 gesta standalone cenderungeted spolu ужа jornada總統 Tokio人には"
+    assert classify_lines([body(salad, "length")]).kind == "decode_error"  # vLLM #38077's shape
+    loop = "Let me check the file again. " * 40
+    assert classify_lines([body(loop, "length")]).kind == "degenerate_output"
+    # readable reasoning and no content: the reasoning parser took the answer (an empty answer, as before)
+    assert classify_lines([body("The capital of Australia is Canberra.", "stop")]).kind == "empty_output"
