@@ -97,4 +97,14 @@ CLIENT_RULES: tuple[Rule, ...] = (
             "       eval time =   26581.48 ms /    10 tokens ( 2658.15 ms per token,     0.38 tokens per second)",
         ),
     ),
+    rule(
+        "route_not_found_go",
+        Kind.MODEL_NOT_FOUND,
+        # the body Go's net/http (Ollama, LocalAI, gateways written in Go) answers for a path it does not serve
+        r"\b404 page not found\b",
+        role="weak",
+        hint="The server does not serve that path: the base URL is wrong (for the OpenAI API it ends in /v1) "
+        "or the route does not exist on this server.",
+        examples=("Error: 404 page not found",),
+    ),
 )

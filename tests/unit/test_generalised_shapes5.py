@@ -35,6 +35,8 @@ def test_other_servers_words_for_a_port_and_a_connection() -> None:
     assert classify_lines([llama_cpp]).kind == "port_in_use"
     assert classify_lines(["Couldn't connect to Ollama at http://127.0.0.1:11434"]).kind == "connection"
     assert classify_lines(["main: HTTP server is listening, hostname: 127.0.0.1, port: 8080"]).kind == HEALTHY
+    assert classify_lines(["Error: 404 page not found"]).kind == "model_not_found"  # Go's net/http: a wrong path
+    assert classify_lines(['INFO:     127.0.0.1:5 - "GET /favicon.ico HTTP/1.1" 404 Not Found']).kind == HEALTHY
 
 
 def test_an_answer_that_writes_the_users_next_turn_loops_across_turns() -> None:
@@ -65,14 +67,17 @@ def test_decoding_that_starves_behind_prefills_is_a_stall() -> None:
 def test_an_engine_that_died_while_serving_is_named_so_though_the_server_then_stopped() -> None:
     lines = [
         "ERROR 12-01 13:05:02 client.py:282] RuntimeError('Engine process (pid 76) died.')",  # vLLM #10812
+        "ERROR 12-01 13:05:02 client.py:282] NoneType: None",
         "CRITICAL 12-01 13:05:02 launcher.py:99] MQLLMEngine is already dead, terminating server process",
         'INFO:     10.42.0.118:60606 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error',
         "INFO:     Shutting down",
     ]
     report = classify_lines(lines)
-    assert report.kind == "engine_error" and report.root is not None and report.root.line == 1
-    # the same error before the server ever served, then a stop: a start-up failure still
-    assert classify_lines([lines[0], "INFO:     Shutting down"]).kind == "startup_failure"
+    assert report.kind == "engine_error" and report.root is not None and report.root.line == 2
+    # an unrecognised error line, then the stop of a server that never served: a start-up failure still
+    assert classify_lines([lines[1], "INFO:     Shutting down"]).kind == "startup_failure"
+    # the launcher writes only while serving: the unrecognised line before it is settled as an engine error
+    assert classify_lines(lines[1:3]).kind == "engine_error"
 
 
 def test_ollamas_own_answer_shape_is_judged_as_an_answer() -> None:
