@@ -24,6 +24,11 @@ _TOKEN_ZERO_RUN = re.compile(r"!{16,}")
 # An answer that is nothing but one symbol again and again ('@@@@', '####'): a kernel or quantization that
 # returns the same token whatever the input (the generated-text rule reads the same in printed logs).
 _ONE_SYMBOL = re.compile(r"\s*([^\w\s])\1{15,}\s*")
+# The same in a printed line, for symbols no banner or rule is drawn with ('@@@@', not '====' or '----').
+_ONE_ODD_SYMBOL = re.compile(r"\s*([^\w\s=\-*#_~+.:|/\\<>])\1{15,}\s*")
+# The tokenizer's unknown token again and again: ids the vocabulary has no piece for (a tokenizer that does
+# not fit the model, or broken numerics picking ids out of range).
+_UNKNOWN_RUN = re.compile(r"(?:<unk>\s*){4,}")
 MAX_SCAN = 8000
 # A turn label at the start of a line ('\nUSER:', '\n### Human:'; '\\n' where a cut body kept its escapes) or a
 # chat template's turn token: an answer holding a user turn and then an assistant turn wrote the dialogue on.
@@ -66,7 +71,8 @@ def is_garbled(text: str, whole_answer: bool = False) -> bool:
     """Replacement characters, UTF-8 shown as Latin-1, letters of unrelated scripts, a run of token 0, or (for
     a whole answer, not a printed line that may be a banner of '=') one symbol repeated."""
     if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4 or _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) \
-            or (whole_answer and _ONE_SYMBOL.fullmatch(text[:4000])):
+            or (whole_answer and _ONE_SYMBOL.fullmatch(text[:4000])) or _ONE_ODD_SYMBOL.fullmatch(text[:4000]) \
+            or _UNKNOWN_RUN.search(text[:4000]):
         return True
     runs = _DIGIT_RUN.findall(text[:4000])
     if len(runs) >= 2 and sum(map(len, runs)) >= 0.25 * len(text.strip()):
@@ -268,13 +274,24 @@ def judge_answer(
     return None
 
 
+def _garbled_what(text: str) -> str:
+    """What makes a garbled text garbled, for the evidence."""
+    replacement = text.count("\ufffd")
+    if replacement:
+        return f"{replacement} U+FFFD"
+    if _UNKNOWN_RUN.search(text[:4000]):
+        return "a run of <unk>"
+    if _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]):
+        return "a run of '!' (token 0)"
+    if _ONE_SYMBOL.fullmatch(text[:4000]) or _ONE_ODD_SYMBOL.fullmatch(text[:4000]):
+        return "one symbol repeated"
+    return f"letters of {len(scripts_in(text))} scripts"
+
+
 def _garbled(text: str, whole_answer: bool = True) -> AnswerVerdict | None:
     if not is_garbled(text, whole_answer):
         return None
-    replacement = text.count("\ufffd")
-    what = f"{replacement} U+FFFD" if replacement else "a run of '!' (token 0)" \
-        if _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) else "one symbol repeated" \
-        if _ONE_SYMBOL.fullmatch(text[:4000]) else f"letters of {len(scripts_in(text))} scripts"
+    what = _garbled_what(text)
     return AnswerVerdict(
         Kind.DECODE_ERROR,
         f"the answer is garbled ({what} in {len(text)} characters)",

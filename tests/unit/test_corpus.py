@@ -32,6 +32,9 @@ KNOWN_HEALTHY_MISSES = {
     "round4_gh13134_v064_request_hangs_after_200_health_only.log": "a request answered 200 (streaming headers), "
     "then two /health lines: no line says it stalled, and uvicorn's access lines carry no time to tell a hang "
     "from a quick answer whose stats line is still to come",
+    "round6dev_ollama13444_gemma3_v0133_turn_token_salad.log": "words mixed with fragments of turn markup "
+    "('you_turn', '<start_turn'): one script, no U+FFFD, no repetition; telling it from prose that discusses "
+    "markup needs a reader",
     "round5_gh4760_functionary_small_3090_enforce_eager_2_2_tok_s.log": "one stats line at 2.2 tokens/s for one "
     "request: a prompt prefilled in the same interval (102 tokens/s) means the request may have arrived late in "
     "it, and a CPU server (this app's own) decodes at 1-5 tokens/s when healthy; one low rate names nothing",

@@ -115,3 +115,11 @@ def test_an_empty_answer_whose_reasoning_is_broken_is_judged_by_its_reasoning() 
     assert classify_lines([body(loop, "length")]).kind == "degenerate_output"
     # readable reasoning and no content: the reasoning parser took the answer (an empty answer, as before)
     assert classify_lines([body("The capital of Australia is Canberra.", "stop")]).kind == "empty_output"
+
+
+def test_unknown_tokens_and_odd_symbols_printed_alone_are_garbled() -> None:
+    assert classify_lines(["<unk>" * 31]).kind == "decode_error"  # ollama #5641
+    assert classify_lines(["@" * 31]).kind == "decode_error"
+    # banners and rules drawn with symbols are not answers
+    assert classify_lines(["=" * 40, "Results", "-" * 40, "*" * 40]).kind == HEALTHY
+    assert classify_lines(["The tokenizer maps missing pieces to <unk> and pads with <pad>."]).kind == HEALTHY
