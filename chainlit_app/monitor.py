@@ -29,6 +29,7 @@ from chainlit_app.diagnostics.redact import redact_tree
 from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.http import EngineClient, MetricsSnapshot
 from chainlit_app.engine.status import EngineState, EngineStatus
+from chainlit_app.i18n import Msg
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +57,13 @@ def exit_finding(code: int | None) -> Finding:
         return Finding(
             kind=Kind.ENGINE_ERROR.value, line=0, source="probe", rule="engine_fatal_signal", basis="phase",
             text=f"vLLM died of a fatal signal ({name}) while serving; requests in flight were lost",
-            hint="The engine crashed in native code: read the log above the exit (Fatal Python error, "
-            "the stack of the crash); try --enforce-eager, check that vLLM, torch and the driver belong together.",
+            hint=Msg("hint.engine_fatal_signal"),
         )
     how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"code {code}"
     return Finding(
         kind=Kind.CONNECTION.value, line=0, source="probe", rule="engine_exited", basis="phase",
         text=f"vLLM stopped unexpectedly (exit {how}); requests in flight lost their connection",
-        hint="The supervisor restarts it; if it keeps dying, read the log above the exit for the cause.",
+        hint=Msg("hint.engine_exited"),
     )
 
 
@@ -131,7 +131,7 @@ class Monitor:
         if status.state in (EngineState.CRASHED, EngineState.FAILED):
             self._settle_log()
         if status.state == EngineState.READY and status.restarts > 0:
-            self.store.resolve_all(f"engine ready again after restart {status.restarts}")
+            self.store.resolve_all(Msg("resolved.restarted", restarts=status.restarts))
 
     def _settle_log(self) -> None:
         """The server's log ended (it exited, or a new launch starts a new log): name what is still open,

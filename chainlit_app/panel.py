@@ -11,15 +11,16 @@ from typing import Any
 import chainlit as cl
 import psutil
 from chainlit.auth import get_current_user
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, Depends, HTTPException, Request
 
+from chainlit_app import i18n
 from chainlit_app.auth import is_admin
 from chainlit_app.diagnostics.redact import redact_tree
 from chainlit_app.runtime import Runtime
 
 PANEL_ELEMENT = "DiagnosticsPanel"
 API_PATH = "/api/diagnostics"
-COMMAND = "Diagnostics"
+COMMAND = "Diagnostics"  # the English id of the composer command (is_command knows every language's)
 
 
 async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
@@ -37,6 +38,8 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
         status["rss_mib"] = round(await asyncio.to_thread(process.rss_bytes) / 2**20)
     status["app_rss_mib"] = round(psutil.Process(os.getpid()).memory_info().rss / 2**20)
     status["now"] = time.time()
+    for text in ("progress", "notice", "error"):  # the app's own texts in the reader's language
+        status[text] = i18n.localize(status.get(text))
     # The status carries errors and progress text that may name a URL with its password, or the key.
     status = redact_tree(status, runtime.monitor.secrets())
     return {"engine": status, "streaming": runtime.pace.snapshot(), **runtime.monitor.snapshot()}
@@ -46,10 +49,18 @@ def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
     router = APIRouter()
 
     @router.get(API_PATH)
-    async def diagnostics(user: Any = Depends(get_current_user)) -> dict[str, Any]:  # noqa: B008
+    async def diagnostics(request: Request, lang: str | None = None,
+                          user: Any = Depends(get_current_user)) -> dict[str, Any]:  # noqa: B008
+        """Kind ids stay stable; titles, explanations, fixes and hints come in `?lang=` (en, zh-CN), else in
+        CHAT_LANGUAGE, else in the browser's language (Accept-Language), so the panel follows the chat."""
+        runtime = runtime_getter()
+        language = i18n.pick(lang) if lang else i18n.choose(
+            runtime.settings.chat.language, request.headers.get("accept-language"))
         if not is_admin(user):
-            raise HTTPException(status_code=403, detail="diagnostics are for admins only")
-        return await diagnostics_payload(runtime_getter())
+            raise HTTPException(status_code=403, detail=i18n.t("panel.admins_only", language))
+        with i18n.use_language(language):
+            payload = await diagnostics_payload(runtime)
+        return {**payload, "language": language}
 
     return router
 
@@ -57,18 +68,23 @@ def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
 async def offer_panel() -> None:
     """Admins get a /Diagnostics command in the composer (the button is in the welcome message)."""
     await cl.context.emitter.set_commands(
-        [{"id": COMMAND, "icon": "activity", "description": "Open the diagnostics panel", "button": True,
+        [{"id": i18n.t("panel.action"), "icon": "activity", "description": i18n.t("panel.command"), "button": True,
           "persistent": False, "selected": False}]
     )
 
 
+def is_command(command: str | None) -> bool:
+    """The composer's command, whose id Chainlit shows as its label: "Diagnostics", or "诊断" in Chinese."""
+    return command is not None and command in {i18n.t("panel.action", language) for language in i18n.LANGUAGES}
+
+
 def open_action() -> cl.Action:
-    return cl.Action(name="open_diagnostics", payload={}, label="Diagnostics", icon="activity",
-                     tooltip="Engine state, findings, live log and metrics")
+    return cl.Action(name="open_diagnostics", payload={}, label=i18n.t("panel.action"), icon="activity",
+                     tooltip=i18n.t("panel.action_tooltip"))
 
 
 async def _show() -> None:
-    await cl.ElementSidebar.set_title("Diagnostics")
+    await cl.ElementSidebar.set_title(i18n.t("panel.title"))
     await cl.ElementSidebar.set_elements(
         [cl.CustomElement(name=PANEL_ELEMENT, props={"api": API_PATH, "interval": 1000}, display="side")],
         key="diagnostics",

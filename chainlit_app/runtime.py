@@ -93,6 +93,12 @@ class Runtime:
         resolved = self.engine.resolved
         return 0.2 if resolved is not None and resolved.source == "demo" else 0.7
 
+    def default_repetition_penalty(self) -> float:
+        return self.engine.repetition_penalty()
+
+    def context_length(self) -> int:
+        return self.engine.context_length()
+
     @property
     def served_model_name(self) -> str:
         return self.engine.resolved.served_name if self.engine.resolved else ""

@@ -80,11 +80,15 @@ class ChatSettings(_Group):
     request_timeout: float = Field(default=300.0, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2, description="None: 0.2 for the demo model, else 0.7")
     top_p: float = Field(default=0.95, gt=0, le=1)
+    repetition_penalty: float | None = Field(default=None, ge=1, le=2,
+                                             description="None: 1.1 for the demo model (it loops), else 1.0")
     max_tokens: int = Field(default=512, ge=1)
     system_prompt: str = "You are a helpful assistant."
     max_system_prompt_chars: int = Field(default=20_000, ge=0,
                                          description="longer system prompts (settings or chat) are cut")
     stream_batching: bool = Field(default=True, description="under load, ask vLLM for tokens in UI-update groups")
+    language: Literal["auto", "en", "zh-CN"] = Field(
+        default="auto", description="auto: each browser's language (zh-CN, zh, zh-Hans: Chinese; else English)")
 
     @model_validator(mode="after")
     def _prompt_within_bound(self) -> ChatSettings:

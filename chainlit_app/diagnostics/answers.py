@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from chainlit_app.i18n import Msg
+
 from .taxonomy import Kind
 
 # A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
@@ -132,6 +134,33 @@ def writes_next_turns(text: str) -> bool:
     return _ASSISTANT_TURN.search(text, user.end(), MAX_SCAN) is not None
 
 
+def repeated_phrase(text: str) -> tuple[str, int] | None:
+    """The phrase a looping text repeats and how often: the shortest word cycle the end of the text keeps
+    (started where a sentence starts, when one does), else the longest run of 3 to 12 words seen 3 times, else
+    a short unit repeated in a row (text without spaces). The evidence an admin reads."""
+    words = text[-MAX_SCAN:].split()
+    tail = words[-240:]
+    for period in range(1, min(40, len(tail) // 3) + 1):
+        pairs = len(tail) - period
+        if sum(tail[i] == tail[i + period] for i in range(pairs)) >= 0.9 * pairs:
+            cycle = tail[-period:]
+            start = next((i for i, w in enumerate(cycle) if w[:1].isupper()), 0)
+            phrase = tuple(cycle[start:] + cycle[:start])
+            count = sum(tuple(words[i:i + period]) == phrase for i in range(len(words) - period + 1))
+            if count >= 3:
+                return " ".join(phrase), count
+    for n in range(12, 2, -1):
+        if len(words) < 3 * n:
+            continue
+        gram, count = Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1)).most_common(1)[0]
+        if count >= 3:
+            return " ".join(gram), count
+    unit = _REPEATED_UNIT.search(text[-MAX_SCAN:])
+    if unit is not None:
+        return unit.group(1), len(unit.group(0)) // len(unit.group(1))
+    return None
+
+
 def _usage_tokens(body: dict[str, Any]) -> int | None:
     usage = body.get("usage")
     if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
@@ -227,15 +256,14 @@ def judge_answer(
             return AnswerVerdict(
                 Kind.DEGENERATE_OUTPUT,
                 f"the {len(reasoning)}-character reasoning repeats itself until the length limit (content empty)",
-                "The model loops while reasoning: send repetition_penalty 1.1 (or presence_penalty), "
-                "or cap the reasoning budget.",
+                Msg("hint.reasoning_loops"),
             )
     if text is None or not text.strip():
         if finish_reason == "length" and (completion_tokens or 0) > 1 and not reasoning:
             return AnswerVerdict(
                 Kind.EMPTY_OUTPUT,
                 f"empty answer: finish_reason='length', completion_tokens={completion_tokens}",
-                "Only whitespace fitted into max_tokens: raise max_tokens and check the chat template.",
+                Msg("hint.empty_whitespace"),
             )
         if finish_reason not in (None, "stop", "eos", "length") and (completion_tokens or 0) > 1:
             return None
@@ -244,14 +272,11 @@ def judge_answer(
             f"finish_reason={finish_reason!r}, completion_tokens={completion_tokens}"
         )
         if reasoning.strip():
-            hint = (
-                "The answer is in reasoning_content and content is empty: the reasoning parser (--reasoning-parser) "
-                "took the whole answer; use a parser that fits the model, or none, or read reasoning_content."
-            )
+            hint = Msg("hint.empty_reasoning")
         elif (completion_tokens or 0) <= 1:
-            hint = "Generation stopped at the first token: the EOS/stop configuration ends answers at once."
+            hint = Msg("hint.empty_first_token")
         else:
-            hint = "The model produced no visible text: check eos_token_id, stop tokens and the chat template."
+            hint = Msg("hint.empty_no_text")
         return AnswerVerdict(Kind.EMPTY_OUTPUT, evidence, hint)
     garbled = _garbled(text)
     if garbled is not None:
@@ -261,15 +286,16 @@ def judge_answer(
             Kind.DEGENERATE_OUTPUT,
             f"the {len(text)}-character answer goes on past its end, writing the user's next turn and answering it "
             f"(finish_reason={finish_reason!r})",
-            "The model does not stop at the end of its turn: serve it with its own chat template and stop tokens "
-            "(or add stop strings such as 'USER:').",
+            Msg("hint.answer_writes_next_turns"),
         )
     if finish_reason in ("length", None) and is_looping(text, cut_at_limit=finish_reason == "length"):
+        phrase = repeated_phrase(text)
+        said = f": {phrase[0][:120]!r} {phrase[1]} times" if phrase else ""
         return AnswerVerdict(
             Kind.DEGENERATE_OUTPUT,
-            f"the {len(text)}-character answer repeats itself (finish_reason={finish_reason!r})",
-            "The model loops: send repetition_penalty 1.1 (or frequency_penalty), "
-            "use the chat model with its template, and check the stop tokens.",
+            f"the {len(text)}-character answer repeats itself (finish_reason={finish_reason!r}, distinct-word "
+            f"ratio {distinct_word_ratio(text):.2f}){said}",
+            Msg("hint.answer_loops"),
         )
     return None
 
@@ -295,8 +321,7 @@ def _garbled(text: str, whole_answer: bool = True) -> AnswerVerdict | None:
     return AnswerVerdict(
         Kind.DECODE_ERROR,
         f"the answer is garbled ({what} in {len(text)} characters)",
-        "The output is not readable text: the tokenizer does not fit the model, the weights are damaged, "
-        "or the numerics are broken (on a CPU serve with --dtype float32).",
+        Msg("hint.answer_garbled"),
     )
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from chainlit_app.i18n import Msg
+
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .events import Body, EventFolder, Traceback
 from .exceptions import SERVING_ONLY, ancestry, error_body, exception_name, lookup, owner_of, raised_in
@@ -172,14 +174,14 @@ class LineClassifier(PrintedOutput, RequestLines):
             # all, a fatal signal is read as a crash while serving
             phase = None if self._phases.seen_marker else Phase.SERVING
             self._fatal_seen = True
-            found = self._phase_default(lineno, text, "a fatal signal", "fallback", phase)
+            found = self._phase_default(lineno, text, Msg("what.fatal_signal"), "fallback", phase)
             if phase is not None and len(self._fatal_guesses) < 10:
                 self._fatal_guesses += found
             return found
         if parsed.level == "ERROR" and self.phase != Phase.STOPPING and not is_harmless(parsed) \
                 and not msg[:1].isspace():  # an indented line is a fragment of a traceback, not a message
             unknown = not self._phases.seen_marker and words_show_serving(msg)
-            return self._phase_default(lineno, text, "an error line", "weak", Phase.SERVING if unknown else None)
+            return self._phase_default(lineno, text, Msg("what.error_line"), "weak", Phase.SERVING if unknown else None)
         if msg.startswith("vllm:num_requests_"):
             return self._gauge(msg, lineno, text)
         if not parsed.level and not parsed.process:
@@ -224,13 +226,13 @@ class LineClassifier(PrintedOutput, RequestLines):
             return [finding]
         where = raised_in(tb.raised_in or owner_of(tb.message), tb.stack, phase)
         if where is not None:
-            hint = f"{where.hint} (raised in {tb.raised_in or owner_of(tb.message)})"
+            hint = Msg("hint.raised_in", hint=where.hint, where=tb.raised_in or owner_of(tb.message))
             return [self._finding(where.kind, tb.line, text, hint, f"raised_in_{where.kind.value}",
                                   "weak" if where.symptom else "decisive", "raised_in")]
         if symptom:
             return symptom
-        what = f"an unrecognised {exception_name(tb.exception_type)}" if tb.exception_type else \
-            "a traceback whose exception line is missing"
+        what = Msg("what.unrecognised", exception=exception_name(tb.exception_type)) if tb.exception_type else \
+            Msg("what.no_exception_line")
         return self._phase_default(tb.line, text, what, "fallback", phase)
 
     def _on_body(self, body: Body, parsed: ParsedLine) -> list[Finding]:
@@ -254,7 +256,8 @@ class LineClassifier(PrintedOutput, RequestLines):
             if error is not None:  # an error response no rule named: its type, then its status, then the phase
                 entry = lookup(error[0].split(), error[1], self.phase)
                 if entry is None:
-                    return self._phase_default(body.line, body.text, "an error response", "weak", Phase.SERVING)
+                    return self._phase_default(body.line, body.text, Msg("what.error_response"), "weak",
+                                              Phase.SERVING)
                 return [self._finding(entry.kind, body.line, body.text, entry.hint, "error_body", "weak",
                                       "exception_type")]
             return found
@@ -282,7 +285,7 @@ class LineClassifier(PrintedOutput, RequestLines):
                 if finding.kind == Kind.STARTUP_FAILURE.value:
                     finding.kind = Kind.ENGINE_ERROR.value
                     finding.rule = f"phase_{Kind.ENGINE_ERROR.value}"
-                    finding.hint = "The engine failed while serving: read the traceback and the lines before it."
+                    finding.hint = Msg("hint.engine_failed_serving")
         self._phase_guesses.clear()
         self._tb_guesses.clear()
         found = [self._finding(v.kind, line, v.evidence, v.hint, f"stream_{v.kind.value}", "decisive")
@@ -316,7 +319,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         if rule.role == "wrapper":
             finding.points_to = pointed_from or self._last_traceback
             if finding.points_to:
-                finding.hint = f"{finding.hint} The traceback ending at line {finding.points_to} is the cause."
+                finding.hint = Msg("hint.traceback_is_cause", hint=finding.hint, line=finding.points_to)
         return [finding]
 
     def _phase_default(self, lineno: int, text: str, what: str, role: str, phase: Phase | None = None
@@ -325,10 +328,10 @@ class LineClassifier(PrintedOutput, RequestLines):
         if phase == Phase.STOPPING:
             return []
         if phase == Phase.SERVING:
-            kind, hint = Kind.ENGINE_ERROR, f"The engine failed while serving ({what}): read the traceback."
+            kind, hint = Kind.ENGINE_ERROR, Msg("hint.phase_engine_error", what=what)
         else:
             kind = Kind.STARTUP_FAILURE
-            hint = f"Unrecognised start-up error ({what}): the server cannot start; read the evidence line."
+            hint = Msg("hint.phase_startup_failure", what=what)
         finding = self._finding(kind, lineno, text, hint, f"phase_{kind.value}", role, "phase")
         if not self._phases.seen_marker:
             self._guess(finding)
@@ -347,8 +350,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         for finding in guesses:
             finding.kind = Kind.STARTUP_FAILURE.value
             finding.rule = f"phase_{Kind.STARTUP_FAILURE.value}"
-            finding.hint = ("Unrecognised start-up error (a fatal signal while the model was loaded, profiled or "
-                            "captured, as its stack shows): the server cannot start; read the evidence line.")
+            finding.hint = Msg("hint.phase_startup_failure", what=Msg("what.fatal_signal_loading"))
 
     def _traceback_phase(self, tb: Traceback) -> Phase:
         """The log's phase; when the excerpt has no markers, what the traceback's stack shows."""
@@ -374,7 +376,7 @@ class LineClassifier(PrintedOutput, RequestLines):
             kind=kind.value,
             line=lineno,
             text=evidence_text(text, secrets_of(self._secrets)),
-            hint=hint or KINDS[kind].fix[0],
+            hint=hint or KINDS[kind].fix_msgs[0],
             rule=rule,
             role=role,
             basis=basis,

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chainlit_app.i18n import Msg
+
 from .exception_bases import BASES
 from .phases import Phase
 from .taxonomy import Kind
@@ -62,97 +64,93 @@ def _status(codes: str) -> str:
 EXCEPTIONS: tuple[ExceptionEntry, ...] = (
     # memory
     _e("OutOfMemoryError CudaOutOfMemoryError ObjectStoreFullError", Kind.OUT_OF_MEMORY,
-       "The GPU ran out of memory: lower --gpu-memory-utilization's other users, --max-model-len or --max-num-seqs, "
-       "or use a smaller model."),
-    _e("MemoryError", Kind.OUT_OF_MEMORY, "The process ran out of RAM: free memory or lower the KV cache size."),
+       Msg("exception.OutOfMemoryError.out_of_memory")),
+    _e("MemoryError", Kind.OUT_OF_MEMORY, Msg("exception.MemoryError.out_of_memory")),
     # sockets: the errno says which (torch's TCPStore and ZeroMQ print it their own way)
     _e("OSError DistNetworkError ZMQError ZMQBindError RuntimeError", Kind.PORT_IN_USE,
-       "The port is taken: stop the other server or choose another --port.",
+       Msg("exception.OSError.port_in_use"),
        r"\[Errno (?:98|48|10048)\]|address already in use|EADDRINUSE|errno: 98\b"),
     # clients of the server: openai, httpx, requests, aiohttp (timeouts before connections: subclasses)
     _e("APITimeoutError ReadTimeout WriteTimeout PoolTimeout ReadTimeoutError TimeoutException Timeout "
        "ServerTimeoutError TimeoutError RayChannelTimeoutError GetTimeoutError", Kind.SLOW_OR_STALLED,
-       "No answer within the client timeout: the server is overloaded or stuck; check /metrics."),
+       Msg("exception.APITimeoutError.slow_or_stalled")),
     _e("RateLimitError QueueOverflowError MaxQueuedTokensError", Kind.SLOW_OR_STALLED,
-       "The server refused more work (429, its queue is full): it is overloaded; lower the load or --max-num-seqs."),
+       Msg("exception.RateLimitError.slow_or_stalled")),
     _e("ContextWindowExceededError", Kind.CONTEXT_LENGTH,
-       "The prompt and max_tokens exceed the model's context: shorten them or raise --max-model-len."),
+       Msg("exception.ContextWindowExceededError.context_length")),
     _e("APIConnectionError ConnectError ConnectTimeout ConnectionRefusedError ClientConnectorError "
        "ServerDisconnectedError RemoteProtocolError NewConnectionError MaxRetryError ConnectionError "
        "ProtocolError ChunkedEncodingError IncompleteRead NetworkError ReadError WriteError CloseError "
        "ClientConnectionError ClientOSError ClientPayloadError ServerConnectionError RemoteDisconnected "
        "NameResolutionError gaierror UnsupportedProtocol InvalidURL MissingSchema InvalidSchema ProxyError",
        Kind.CONNECTION,
-       "The client could not reach the server or lost the connection: check that it runs and the URL."),
+       Msg("exception.APIConnectionError.connection")),
     _e("AuthenticationError PermissionDeniedError", Kind.AUTH,
-       "The server refused the API key: the client's key must equal vLLM's --api-key."),
+       Msg("exception.AuthenticationError.auth")),
     _e("NotFoundError VLLMNotFoundError LoRAAdapterNotFoundError", Kind.MODEL_NOT_FOUND,
-       "The server does not serve that model or route: use a name from /v1/models and a URL ending in /v1."),
+       Msg("exception.NotFoundError.model_not_found")),
     # model source and files (before the HTTP statuses: the hub's errors are HTTP errors too)
     _e("HFValidationError RepositoryNotFoundError GatedRepoError RevisionNotFoundError EntryNotFoundError "
        "LocalEntryNotFoundError OfflineModeIsEnabled HfHubHTTPError LocalTokenNotFoundError", Kind.STARTUP_FAILURE,
-       "The model could not be found or downloaded: check CHAT_MODEL (a local folder or a hub id) and access."),
+       Msg("exception.HFValidationError.startup_failure")),
     _e("SafetensorError HeaderTooLarge UnpicklingError", Kind.STARTUP_FAILURE,
-       "The weight files are damaged or incomplete: download the model again."),
+       Msg("exception.SafetensorError.startup_failure")),
     # an HTTP client's error: the status it carries (the model hub's answers are about the model's files)
     _e(_HTTP_ERRORS, Kind.STARTUP_FAILURE,
-       "The model hub refused or could not find the model's files: check CHAT_MODEL, the token and access.",
+       Msg("exception.http.startup_failure"),
        r"huggingface\.co|hf\.co/|hf-mirror|modelscope"),
-    _e(_HTTP_ERRORS, Kind.AUTH, "The server refused the API key (401/403): the client's key must equal --api-key.",
+    _e(_HTTP_ERRORS, Kind.AUTH, Msg("exception.http.auth"),
        _status("401|403")),
     _e(_HTTP_ERRORS, Kind.MODEL_NOT_FOUND,
-       "The server answered 404: the model name or the route is wrong (a name from /v1/models, a URL ending in /v1).",
+       Msg("exception.http.model_not_found"),
        _status("404")),
     _e(_HTTP_ERRORS, Kind.SLOW_OR_STALLED,
-       "The server or a proxy gave up waiting or refused more work (408/429/504): it is overloaded or stuck.",
+       Msg("exception.http.slow_or_stalled"),
        _status("408|429|504")),
     _e(_HTTP_ERRORS, Kind.CONNECTION,
-       "A proxy or the server said it is unavailable (502/503): it is down, starting or restarting.",
+       Msg("exception.http.connection"),
        _status("502|503"), symptom=True),
-    _e(_HTTP_ERRORS, Kind.ENGINE_ERROR, "The server failed while answering (500): read its log at that time.",
+    _e(_HTTP_ERRORS, Kind.ENGINE_ERROR, Msg("exception.http.engine_error"),
        _status("500"), symptom=True),
-    _e("InternalServerError", Kind.ENGINE_ERROR, "The server failed while answering: read its log at that time.",
+    _e("InternalServerError", Kind.ENGINE_ERROR, Msg("exception.InternalServerError.engine_error"),
        symptom=True),
     # a gateway's class names for a status (LiteLLM's ServiceUnavailableError, BadGatewayError): the name says it
     _e("ServiceUnavailableError BadGatewayError", Kind.CONNECTION,
-       "A proxy or the server said it is unavailable (502/503): it is down, starting or restarting.", symptom=True),
+       Msg("exception.ServiceUnavailableError.connection"), symptom=True),
     _e("GatewayTimeoutError", Kind.SLOW_OR_STALLED,
-       "A proxy gave up waiting for the server (504): it is overloaded or stuck.", symptom=True),
+       Msg("exception.GatewayTimeoutError.slow_or_stalled"), symptom=True),
     # text
     _e("UnicodeDecodeError UnicodeEncodeError UnicodeError", Kind.DECODE_ERROR,
-       "Bytes could not be decoded as text: check the tokenizer files and the client's encoding."),
+       Msg("exception.UnicodeDecodeError.decode_error")),
     _e("TemplateError TemplateSyntaxError UndefinedError TemplateNotFound TemplateRuntimeError "
        "SecurityError ChatTemplateResolutionError", Kind.CHAT_TEMPLATE,
-       "The chat template failed to render: fix it or pass a working one with --chat-template."),
+       Msg("exception.TemplateError.chat_template")),
     # builds that do not fit together
     _e("ImportError ModuleNotFoundError NVMLLibraryMismatchError", Kind.VERSION_MISMATCH,
-       "A module is missing or was built for another version: reinstall vLLM with matching torch and CUDA."),
+       Msg("exception.ImportError.version_mismatch")),
     _e("OutOfResources", Kind.VERSION_MISMATCH,
-       "A Triton kernel needs more shared memory than this GPU has: the GPU is too old for this kernel; "
-       "try another attention backend (VLLM_ATTENTION_BACKEND), a smaller block size or another GPU."),
+       Msg("exception.OutOfResources.version_mismatch")),
     # the message's structure: a library's API or binary is not the one the caller was written for
     _e("AttributeError", Kind.VERSION_MISMATCH,
-       "A module lacks a name its caller expects: the installed versions do not fit together.",
+       Msg("exception.AttributeError.version_mismatch"),
        r"^module '[\w.]+' has no attribute"),
     _e("OSError RuntimeError", Kind.VERSION_MISMATCH,
-       "A compiled library is missing or was built for another version: reinstall matching builds.",
+       Msg("exception.OSError.version_mismatch"),
        r"cannot open shared object file|undefined symbol|Symbol not found|DLL load failed|GLIBC\w*_[\d.]+'? not found|"
        r"invalid ELF header|wrong ELF class"),
     _e("NotImplementedError", Kind.VERSION_MISMATCH,
-       "This build or device has no implementation for the setting or model: the hardware (CPU, ROCm, XPU, an "
-       "older GPU) lacks a kernel; change the setting (dtype, KV cache dtype, attention backend) or the build.",
+       Msg("exception.NotImplementedError.version_mismatch"),
        r"not (?:yet )?supported (?:on|for|with|by) (?:the current platform|this (?:platform|device|GPU)|CPU|ROCm|"
        r"XPU|TPU|HPU|NPU|Neuron)|requires x86 with AVX|AVX-?512",
        phases=_STARTING),
     _e("TypeError", Kind.VERSION_MISMATCH,
-       "A call does not fit the function it calls while starting: the installed versions (vLLM, transformers, "
-       "a plugin) do not fit together.",
+       Msg("exception.TypeError.version_mismatch"),
        r"unexpected keyword argument|takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+|"
        r"missing \d+ required (?:positional|keyword-only) argument|got multiple values for (?:keyword )?argument",
        phases=_STARTING),
     # wrappers: the cause was printed before
     _e("EngineDeadError AsyncEngineDeadError EngineGenerateError", Kind.ENGINE_ERROR,
-       "The engine died; the cause is in the lines before this one.", wrapper=True),
+       Msg("exception.EngineDeadError.engine_error"), wrapper=True),
 )
 
 
@@ -181,23 +179,21 @@ RAISED_IN: tuple[RaisedInEntry, ...] = (
     # First: the tokenizer's own code renders templates, so a failure under apply_chat_template is the
     # template's, wherever it was raised.
     RaisedInEntry(("chat_utils", "chat_template"), Kind.CHAT_TEMPLATE,
-                  "Raised while applying the chat template: fix it or pass --chat-template.", anywhere=True),
+                  Msg("raised_in.chat_utils"), anywhere=True),
     RaisedInEntry(("detokeniz", "tokenizer", "tokenization_"), Kind.DECODE_ERROR,
-                  "Raised while turning tokens into text: the tokenizer does not fit the model or is damaged.",
+                  Msg("raised_in.detokeniz"),
                   _SERVING),
     RaisedInEntry(("tokenizer", "tokenization_"), Kind.STARTUP_FAILURE,
-                  "The tokenizer could not be loaded: check the tokenizer files in the model folder.", _STARTING),
+                  Msg("raised_in.tokenizer"), _STARTING),
     RaisedInEntry(("model_loader", "weight_utils", "model_executor/models/", "modeling_", "configuration_",
                    "config.py", "configs/", "arg_utils", "transformers_utils"), Kind.STARTUP_FAILURE,
-                  "Raised while reading the model's configuration or weights: check the model folder, "
-                  "the architecture and the arguments.", _STARTING),
+                  Msg("raised_in.model_loader"), _STARTING),
     # A client's transport (its exception line cut off by the excerpt): the request did not get through.
     RaisedInEntry(("httpcore/", "httpx/", "urllib3/", "requests/adapters", "aiohttp/", "openai/_base_client"),
-                  Kind.CONNECTION, "Raised in the client's HTTP transport: the request did not reach the server or "
-                  "its answer was cut; check that the server runs and the URL.", symptom=True),
+                  Kind.CONNECTION, Msg("raised_in.httpcore_"), symptom=True),
     RaisedInEntry(("attention/backends", "attention/ops", "v1/attention", "flash_attn", "xformers", "triton",
                    "_custom_ops", "platforms/"), Kind.VERSION_MISMATCH,
-                  "Raised in a kernel or attention backend: the build does not support this model or hardware.",
+                  Msg("raised_in.attention_backends"),
                   _STARTING),  # start-up runs every kernel once (profiling, capture): one failing later is a crash
 )
 

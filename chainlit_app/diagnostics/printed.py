@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections import Counter, deque
 
+from chainlit_app.i18n import Msg
+
 from .answers import is_garbled, is_looping, judge_answer
 from .findings import Finding
 from .taxonomy import KINDS, Kind
@@ -87,8 +89,7 @@ class PrintedOutput:
             return []
         output = m.group("text")
         if "\ufffd" in output:
-            hint = "The logged answer holds U+FFFD: the tokenizer and the model do not fit together, " \
-                   "or the numerics are broken (try --dtype float32 on a CPU)."
+            hint = Msg("hint.echo_output_garbled")
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "echo_output_garbled", "weak")]
         verdict = judge_answer(output.encode().decode("unicode_escape", "ignore") if "\\n" in output else output,
                                m.group("finish"), None)
@@ -116,20 +117,19 @@ class PrintedOutput:
             return []
         if self._cycle.add(key, lineno, self._previous_line):
             self._loop_reported = True
-            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix[0]
+            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix_msgs[0]
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_block_loops", "weak")]
         if len(key) < _PLAIN_LINE_MIN:
             return []
         if len(self._plain) >= MAX_PLAIN_LINES:
             self._plain.clear()
         if len(key) >= 20 and is_garbled(key):
-            hint = "Printed output is not readable text: the tokenizer does not fit the model, " \
-                   "or the numerics are broken (on a CPU serve with --dtype float32)."
+            hint = Msg("hint.printed_output_garbled")
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_garbled", "weak")]
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
             self._loop_reported = True
-            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix[0]
+            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix_msgs[0]
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_output_loops", "weak")]
         return []
 
@@ -141,8 +141,7 @@ class PrintedOutput:
         self._glued += len(_GLUED.findall(key))
         if self._glued >= 5:
             self._loop_reported = True
-            hint = "Printed output is fragments glued to symbols: tokens drawn at random (broken numerics, " \
-                   "or a tokenizer that does not fit the model)."
+            hint = Msg("hint.printed_output_fragments")
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_fragments", "weak")]
         return []
 
@@ -159,8 +158,7 @@ class PrintedOutput:
             return []
         lineno, text = self._progress_at_zero
         self._progress_at_zero = None
-        hint = ("The offline run processed no prompt before the log ended (its progress bar stayed at 0 %): the "
-                "engine hangs; look for a worker stuck in NCCL or compilation, or retry with --enforce-eager.")
+        hint = Msg("hint.progress_stuck_at_zero")
         return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, hint, "progress_stuck_at_zero", "weak")]
 
     def _gauge(self, msg: str, lineno: int, text: str) -> list[Finding]:
@@ -171,6 +169,6 @@ class PrintedOutput:
         self._gauges[m.group(1)] = float(m.group(2))
         if self._gauges.get("waiting", 0) > 0 and self._gauges.get("running") == 0 and not self._gauge_reported:
             self._gauge_reported = True
-            hint = "Requests wait while none runs (/metrics): the engine is stuck or cannot admit them."
+            hint = Msg("hint.metrics_waiting_none_running")
             return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, hint, "metrics_waiting_none_running", "weak")]
         return []

@@ -7,6 +7,8 @@ the first success than after it) and reveal clients giving up (a run of aborts i
 
 from __future__ import annotations
 
+from chainlit_app.i18n import Msg
+
 from .events import Access, EventFolder
 from .findings import Finding
 from .lineformat import parse_line
@@ -47,15 +49,9 @@ class RequestLines:
         if self.phase == Phase.STOPPING:
             return []
         if chat and self._chat_ok == 0:
-            hint = (
-                "Every chat request so far was rejected with 400: usually a missing chat template (--chat-template); "
-                "the chat's error message says for sure."
-            )
+            hint = Msg("hint.access_400_every_chat")
             return [self._finding(Kind.CHAT_TEMPLATE, access.line, text, hint, "access_400_every_chat", "weak")]
-        hint = (
-            "A request was rejected with 400 after others succeeded: usually prompt + max_tokens above max_model_len; "
-            "the chat's error message says for sure."
-        )
+        hint = Msg("hint.access_400")
         return [self._finding(Kind.CONTEXT_LENGTH, access.line, text, hint, "access_400", "weak")]
 
     def _busy_line(self, raw: str, lineno: int) -> list[Finding]:
@@ -67,8 +63,7 @@ class RequestLines:
             self._aborts = self._aborts + 1 if second and second == self._abort_second else 1
             self._abort_second = second
             if self._aborts == _MASS_ABORTS:
-                hint = (f"{_MASS_ABORTS} or more requests were aborted in the same second: "
-                        "clients gave up waiting (timeouts) or disconnected; check the load and /metrics.")
+                hint = Msg("hint.mass_aborts", count=_MASS_ABORTS)
                 return [self._finding(Kind.SLOW_OR_STALLED, lineno, raw, hint, "mass_aborts", "weak")]
             return []
         self._aborts = 0  # only a run of aborts, one after the other, is a mass abort

@@ -10,6 +10,8 @@ exception class named for an empty response.
 
 from __future__ import annotations
 
+from chainlit_app.i18n import Msg
+
 from .rules import Rule, rule
 from .taxonomy import Kind
 
@@ -49,8 +51,7 @@ CLIENT_RULES: tuple[Rule, ...] = (
         "client_empty_answer",
         Kind.EMPTY_OUTPUT,
         f"{_EMPTY_QUOTED}|{_EMPTY_FIELD}|{_ZERO_COUNT}|{_RETURNED_NOTHING}",
-        hint="The client received an answer without text: a reasoning model whose text is all in "
-        "reasoning_content (read it, or fix --reasoning-parser), or EOS/stop settings that end answers at once.",
+        hint=Msg("rule.client_empty_answer"),
         examples=(
             '<Bot> full response to system: ""',  # mindcraft #789
             "Received empty response from the model",
@@ -65,7 +66,7 @@ CLIENT_RULES: tuple[Rule, ...] = (
         "client_server_not_running",
         Kind.CONNECTION,
         _NOT_RUNNING,
-        hint="The client finds no server at its URL: start the server (or wait for start-up) and check host and port.",
+        hint=Msg("rule.client_server_not_running"),
         examples=(
             "Ollama is not running. Please start Ollama",
             "Error: could not reach the API: is the server running?",
@@ -75,8 +76,7 @@ CLIENT_RULES: tuple[Rule, ...] = (
         "other_server_model_load_failed",
         Kind.STARTUP_FAILURE,
         _OTHER_SERVER_START,
-        hint="The server could not load the model: the rest of the line says why (file, format, a build older "
-        "than the model); check the model file and the server's version.",
+        hint=Msg("rule.other_server_model_load_failed"),
         examples=(
             "llama_model_load: error loading model: error loading model vocabulary: unknown pre-tokenizer type: "
             "'qwen2'",  # llama.cpp built before the model's tokenizer
@@ -91,8 +91,7 @@ CLIENT_RULES: tuple[Rule, ...] = (
         # per generated token, measured for that answer alone (the prompt's own line is not generation)
         r"(?<!prompt )\beval time\s*=\s*[\d.]+ ms /\s*\d+ (?:tokens|runs)\s*\(\s*\d{4,}(?:\.\d+)? ms per token",
         role="weak",
-        hint="Each generated token took a second or more: the model does not fit the GPU (layers on the CPU), "
-        "or parallel slots share too little; check the GPU offload (-ngl) and the number of slots.",
+        hint=Msg("rule.other_server_generation_crawls"),
         examples=(
             "       eval time =   26581.48 ms /    10 tokens ( 2658.15 ms per token,     0.38 tokens per second)",
         ),
@@ -103,8 +102,7 @@ CLIENT_RULES: tuple[Rule, ...] = (
         # the body Go's net/http (Ollama, LocalAI, gateways written in Go) answers for a path it does not serve
         r"\b404 page not found\b",
         role="weak",
-        hint="The server does not serve that path: the base URL is wrong (for the OpenAI API it ends in /v1) "
-        "or the route does not exist on this server.",
+        hint=Msg("rule.route_not_found_go"),
         examples=("Error: 404 page not found",),
     ),
 )

@@ -5,6 +5,8 @@ Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 
 from __future__ import annotations
 
+from chainlit_app.i18n import Msg
+
 from .rules import Rule, rule
 from .taxonomy import Kind
 
@@ -15,8 +17,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"max seq len \(\d+\) is larger than the maximum number of tokens that can be stored in KV cache|"
         r"larger than the available KV cache memory|estimated maximum model length is",
-        hint="The KV cache cannot hold one max-length sequence: "
-        "lower CHAT_MAX_MODEL_LEN or give the cache more memory (--gpu-memory-utilization, VLLM_CPU_KVCACHE_SPACE).",
+        hint=Msg("rule.kv_cache_too_small"),
         examples=(
             "ValueError: The model's max seq len (4096) "
             "is larger than the maximum number of tokens that can be stored in KV cache (3664).",
@@ -29,8 +30,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache|"
         # the memory left for the KV cache printed as a negative number: the weights took more than the budget
         r"\bKV cache memory\W{0,3}\s*[:=]\s*-\d",
-        hint="Nothing is left for the KV cache after loading the weights: raise --gpu-memory-utilization (GPU) "
-        "or VLLM_CPU_KVCACHE_SPACE (CPU), or serve a smaller model.",
+        hint=Msg("rule.no_cache_blocks"),
         examples=(
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
             "Available KV cache memory: -0.87 GiB",  # vllm-ascend #9372
@@ -45,8 +45,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         # other servers' words for it: llama.cpp/Ollama (ggml's CUDA allocator), TGI's prefill warm-up
         r"\bcuda\w*Malloc\w* failed: out of memory|unable to allocate \w* ?buffer|failed to allocate \w+ buffer|"
         r"Not enough memory to handle \d+ (?:prefill )?tokens",
-        hint="The GPU ran out of memory: stop other GPU processes or lower --gpu-memory-utilization, "
-        "--max-model-len or --max-num-seqs.",
+        hint=Msg("rule.gpu_oom"),
         examples=(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",
             "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: "
@@ -59,8 +58,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"Cannot allocate memory|\[Errno 12\]|std::bad_alloc|(?:^|\s)MemoryError\b|"
         r"DefaultCPUAllocator: (?:can't|not enough memory)|not enough memory: you tried to allocate|"
         r"ray-oom-prevention|killed due to the node running low on memory|Memory on the node .{0,80} was \d",
-        hint="The machine ran out of RAM: lower VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB) or the model size, "
-        "or free memory.",
+        hint=Msg("rule.host_oom"),
         examples=("RuntimeError: unable to mmap 16933256392 bytes from file: Cannot allocate memory (12)",),
     ),
     rule(
@@ -68,7 +66,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"Out of memory: Killed process|oom-kill|invoked oom-killer|oom_reaper|OOMKilled|"
         r"(?:killed )?by (?:the )?OOM killer",
-        hint="The kernel's OOM killer ended vLLM: reduce KV cache, --max-num-seqs or model size, or add RAM.",
+        hint=Msg("rule.oom_killer"),
         examples=("Out of memory: Killed process 4242 (python) total-vm:30000000kB",),
     ),
     rule(
@@ -77,7 +75,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"^\s*Killed\s*$|\d+\s+Killed\s+\S*(?:python|vllm)",
         role="weak",
         case=True,
-        hint="The process received SIGKILL, usually from the OOM killer: check `dmesg | grep -i oom`.",
+        hint=Msg("rule.killed"),
         examples=("Killed", "./serve.sh: line 3:  4242 Killed                  python -m vllm.entrypoints"),
     ),
     # --- port ---
@@ -87,8 +85,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         # errno 99 (EADDRNOTAVAIL): the host to listen on is not an address of this machine (an IPv6 '::1'
         # where IPv6 is off, a stale IP); uvicorn prints it with the same words as a port in use
         r"\[Errno (?:99|49)\]|\[WinError 10049\]|cannot assign requested address|EADDRNOTAVAIL",
-        hint="The address to listen on does not exist on this machine: use --host 0.0.0.0 or 127.0.0.1 "
-        "(not '::1' or 'localhost' where IPv6 is off, not another machine's IP).",
+        hint=Msg("rule.bind_address_unavailable"),
         examples=(
             "ERROR:    [Errno 99] error while attempting to bind on address ('::1', 21002, 0, 0): cannot assign "
             "requested address",  # FastChat #3185
@@ -103,7 +100,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"port\W{0,3}\d*\W{0,3}(?:is )?already (?:in use|occupied|bound)|being used by (?:an)?other process|"
         r"listen on .{0,80}port\W{0,2}\d+\W{0,2} fail|"
         r"\b(?:failed to|could ?n[o']t|unable to|cannot|can't) (?:bind|listen)\b.{0,80}\bport\b",
-        hint="Another process holds the port: stop it (`ss -ltnp | grep :PORT`) or set CHAT_PORT to a free port.",
+        hint=Msg("rule.port_in_use"),
         examples=(
             "OSError: [Errno 98] Address already in use",
             "[ERROR] HCCL(60570,):2025-12-04-14:46:07.911.312 [hccl_socket.cc:106] [60570][HcclSocket][Listen] "

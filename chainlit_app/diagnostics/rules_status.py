@@ -6,6 +6,8 @@ serving rules, so a line whose words name the cause (a Jinja statement quoted in
 
 from __future__ import annotations
 
+from chainlit_app.i18n import Msg
+
 from .rules import Rule, rule
 from .taxonomy import Kind
 
@@ -40,8 +42,7 @@ STATUS_RULES: tuple[Rule, ...] = (
         Kind.AUTH,
         _reported_status("401|unauthorized|unauthenticated")
         + r"|\b(?:access|auth\w*|bearer|api|id)[ _-]?token is (?:invalid|expired)\b",
-        hint="The server or a gateway in front of it refused the credentials (401): the key must be the one "
-        "it expects (vLLM --api-key / CHAT_API_KEY).",
+        hint=Msg("rule.reported_status_auth"),
         examples=(
             'Dify 401. {"code": "unauthorized", "message": "Access token is invalid", "status": 401}',  # AstrBot #971
         ),
@@ -52,8 +53,7 @@ STATUS_RULES: tuple[Rule, ...] = (
         _reported_status("403|forbidden", "403 Forbidden"),
         # a symptom: gateways answer 403 for a key that may not use a model, and some for a model they lack
         role="weak",
-        hint="Refused with 403: the key may not use this model or route, or the gateway does not know the model; "
-        "check the key's permissions and the model name.",
+        hint=Msg("rule.reported_status_forbidden"),
         examples=("Credentials validation failed with status code 403",),  # GPUStack #4689
     ),
     rule(
@@ -61,7 +61,7 @@ STATUS_RULES: tuple[Rule, ...] = (
         Kind.CONNECTION,
         _reported_status("502|503"),
         role="weak",
-        hint="A proxy or the server said it is unavailable (502/503): it is down, starting or restarting.",
+        hint=Msg("rule.reported_status_unavailable"),
         examples=(
             "Request failed with status code 502",
             "<Response [503]>",
@@ -73,7 +73,7 @@ STATUS_RULES: tuple[Rule, ...] = (
         Kind.SLOW_OR_STALLED,
         _reported_status("408|429|504"),
         role="weak",
-        hint="The server or a proxy gave up waiting or refused more work (408/429/504): it is overloaded or stuck.",
+        hint=Msg("rule.reported_status_timeout"),
         examples=(
             "openai request failed with status code 504",
             "urllib.error.HTTPError: HTTP Error 429: Too Many Requests",
@@ -86,7 +86,7 @@ STATUS_RULES: tuple[Rule, ...] = (
         Kind.ENGINE_ERROR,
         _reported_status("500"),
         role="weak",
-        hint="The server failed while answering (500): its own log at that time holds the cause.",
+        hint=Msg("rule.reported_status_500"),
         examples=(
             'API request failed with status 500: {"error":{"code":500,"message":"Value is not callable"}}',
             "Error: 500 status code (no body)",  # openai-node
@@ -97,8 +97,7 @@ STATUS_RULES: tuple[Rule, ...] = (
         Kind.STARTUP_FAILURE,
         r"Back-off restarting failed container|CrashLoopBackOff",
         role="weak",
-        hint="Kubernetes keeps restarting the container: it exits soon after it starts; its own log "
-        "(kubectl logs --previous) holds the cause.",
+        hint=Msg("rule.container_restarting"),
         examples=(
             "Warning  BackOff  2m (x10 over 5m)  kubelet  Back-off restarting failed container vllm in pod vllm-0",
         ),
@@ -108,7 +107,7 @@ STATUS_RULES: tuple[Rule, ...] = (
         Kind.STARTUP_FAILURE,
         r"Error response from daemon",
         role="weak",
-        hint="Docker could not start the container: the rest of the message says why (driver, port, image).",
+        hint=Msg("rule.container_not_started"),
         examples=(
             "docker: Error response from daemon: failed to create task for container: failed to create shim task",
         ),

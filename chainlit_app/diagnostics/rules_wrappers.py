@@ -6,6 +6,8 @@ Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 
 from __future__ import annotations
 
+from chainlit_app.i18n import Msg
+
 from .rules import SERVING, STARTING, Rule, rule
 from .taxonomy import Kind
 
@@ -29,7 +31,7 @@ WRAPPER_RULES: tuple[Rule, ...] = (
         # 'Engine process failed to start'), and the launcher's handler writes the second while serving
         r"Engine loop has died|Engine process \(pid \d+\) died|MQLLMEngine is already dead",
         role="wrapper",
-        hint="The engine died or hangs; the cause is in the lines before this one.",
+        hint=Msg("rule.engine_dead"),
         examples=(
             "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace",
             "ERROR 12-01 13:05:02 client.py:282] RuntimeError('Engine process (pid 76) died.')",  # vLLM #10812
@@ -41,7 +43,7 @@ WRAPPER_RULES: tuple[Rule, ...] = (
         _PROCESS_FAILED,
         role="wrapper",
         phases=STARTING,
-        hint="A vLLM process failed; this line is a consequence, the cause is printed above it.",
+        hint=Msg("rule.engine_failed"),
         examples=(
             "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
         ),
@@ -52,7 +54,7 @@ WRAPPER_RULES: tuple[Rule, ...] = (
         _PROCESS_FAILED,
         role="wrapper",
         phases=SERVING,
-        hint="A vLLM process failed; this line is a consequence, the cause is printed above it.",
+        hint=Msg("rule.engine_failed_serving"),
         examples=(
             "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
         ),
@@ -65,7 +67,7 @@ WRAPPER_RULES: tuple[Rule, ...] = (
         r"not ready after|failed to launch)",
         role="wrapper",
         phases=STARTING,
-        hint="The tool that runs vLLM says it did not start; vLLM's own log (its serving output) holds the cause.",
+        hint=Msg("rule.tool_says_vllm_failed"),
         examples=("vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.",),
     ),
     rule(
@@ -73,7 +75,7 @@ WRAPPER_RULES: tuple[Rule, ...] = (
         Kind.ENGINE_ERROR,
         r"HTTP/[\d.]+\" 5\d\d\b",
         role="wrapper",
-        hint="The server failed while answering; the cause is in the log lines just before.",
+        hint=Msg("rule.access_5xx"),
         examples=(
             'INFO:     127.0.0.1:45442 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
         ),

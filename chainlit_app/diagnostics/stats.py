@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chainlit_app.i18n import Msg
+
 _STAT_RUNNING = re.compile(r"Running: (\d+) reqs")
 _STAT_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs")
 _STAT_PROMPT = re.compile(r"Avg prompt throughput: ([\d.]+)")
@@ -60,14 +62,11 @@ class StallWatch:
         reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
         if reason and not self._stall_reported and not stopping:
             self._stall_reported = True
-            hint = (
-                f"Requests are not being served ({reason}): check KV cache usage and load in /metrics; "
-                "restart the server if tokens/s stays at 0."
-            )
+            hint = Msg("hint.stats_stalled", reason=reason)
             found.append(StallSignal("stats_stalled", hint, "decisive"))
         return found
 
-    def _stall_reason(self, running: int, waiting: int, gen_tps: float, prompt_tps: float) -> str:
+    def _stall_reason(self, running: int, waiting: int, gen_tps: float, prompt_tps: float) -> Msg | None:
         busy = running + waiting > 0
         self._waiting_idle = self._waiting_idle + 1 if running == 0 and waiting > 0 else 0
         self._no_tokens = self._no_tokens + 1 if busy and gen_tps == 0 and prompt_tps == 0 else 0
@@ -82,17 +81,16 @@ class StallWatch:
             self._stall_reported = False  # the episode is over; a new one may be reported
         # requests wait while none runs: a scheduler that admits nothing; at 0 tokens/s one report shows it
         if self._waiting_idle >= 2 or (self._waiting_idle and gen_tps == 0 and prompt_tps == 0):
-            return f"{waiting} requests wait while none runs"
+            return Msg("reason.waiting_idle", waiting=waiting)
         if self._no_tokens >= 3:
-            return f"{running} running and {waiting} waiting requests at 0 tokens/s for 3 reports in a row"
+            return Msg("reason.no_tokens", running=running, waiting=waiting)
         if self._queue_stuck >= 3:
-            return f"{waiting} requests keep waiting and no new prompt is admitted"
+            return Msg("reason.queue_stuck", waiting=waiting)
         if self._crawling >= 3:
-            return f"{running} running requests share {gen_tps:g} tokens/s for 3 reports in a row"
+            return Msg("reason.crawling", running=running, tps=f"{gen_tps:g}")
         if self._decode_starved >= 2:
-            return (f"{running} running requests got no token for 2 reports in a row while {waiting} waiting "
-                    "prompts were prefilled")
-        return ""
+            return Msg("reason.decode_starved", running=running, waiting=waiting)
+        return None
 
     def shm_wait(self, serving: bool) -> StallSignal | None:
         """'No available shared memory broadcast block found in 60 seconds': a process did not take its work
@@ -105,7 +103,7 @@ class StallWatch:
         self._shm_waits += 1
         if self._shm_waits != 1:
             return None
-        hint = "A worker took no work for a minute while serving: the engine hangs or is overloaded."
+        hint = Msg("hint.shm_broadcast_stall")
         return StallSignal("shm_broadcast_stall", hint, "weak")
 
     def _queue_beside_free_cache(self, msg: str, running: int, waiting: int, prompt_tps: float, gen_tps: float
@@ -121,8 +119,7 @@ class StallWatch:
         if self._queue_free_reported:
             return []
         self._queue_free_reported = True
-        hint = (f"{waiting} requests wait beside {running} running while the KV cache is {m.group(1)} % used: "
-                "memory does not hold them back; check --max-num-seqs / --max-loras, or the engine is stuck.")
+        hint = Msg("hint.queue_beside_free_cache", waiting=waiting, running=running, usage=m.group(1))
         return [StallSignal("queue_beside_free_cache", hint, "weak")]
 
     def _kv_cache_full(self, msg: str, waiting: int) -> list[StallSignal]:
@@ -132,9 +129,6 @@ class StallWatch:
         self._kv_full = self._kv_full + 1 if usage >= 98.0 else 0
         if self._kv_full == 2 or (self._kv_full == 1 and usage >= 99.0 and waiting > 0):
             self._kv_full = 3  # report once per episode
-            hint = (
-                f"The KV cache is full ({usage:g} %): requests queue or get preempted; "
-                "lower --max-num-seqs or max_tokens, or give the cache more memory."
-            )
+            hint = Msg("hint.kv_cache_full", usage=f"{usage:g}")
             return [StallSignal("kv_cache_full", hint, "weak")]
         return []

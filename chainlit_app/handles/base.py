@@ -50,6 +50,12 @@ class EngineHandle(Protocol):
 
     def is_ready(self) -> bool: ...
 
+    def context_length(self) -> int:
+        """The max_model_len requests must fit (a remedy may have changed the configured one)."""
+
+    def repetition_penalty(self) -> float:
+        """The repetition_penalty the chat sends by default (a remedy may have set it)."""
+
     def add_listener(self, listener: StatusListener) -> None:
         """Called with every new status (the monitor turns crashes into findings)."""
 
