@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from chainlit_app.diagnostics import HEALTHY, classify_lines
-from chainlit_app.diagnostics.answers import writes_next_turns
+from chainlit_app.diagnostics.answer_loops import writes_next_turns
 
 
 def _stats(running: int, waiting: int, prompt: float, gen: float) -> str:
