@@ -13,7 +13,7 @@ import openai
 from chainlit_app.answer_stream import AnswerRequest, AnswerStream
 from chainlit_app.conversation import Conversation, Params
 from chainlit_app.diagnostics import Finding
-from chainlit_app.diagnostics.answers import distinct_word_ratio
+from chainlit_app.diagnostics.answer_loops import distinct_word_ratio
 from chainlit_app.engine.stream import open_chat_stream
 from chainlit_app.handles.spawned import SpawnedEngine
 from chainlit_app.monitor import Monitor

@@ -5,18 +5,14 @@ and on the answers the chat receives itself, so both sides judge an answer the s
 from __future__ import annotations
 
 import re
-import zlib
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from chainlit_app.i18n import Msg
 
+from .answer_loops import MAX_SCAN, distinct_word_ratio, is_looping, repeated_phrase, writes_next_turns
 from .taxonomy import Kind
 
-# A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
-_REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
-_HAS_WORD = re.compile(r"[^\W\d_]")
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
 # Long runs of digits again and again: numbers a broken model emits instead of words.
 _DIGIT_RUN = re.compile(r"\d{9,}")
@@ -26,7 +22,11 @@ _TOKEN_ZERO_RUN = re.compile(r"!{16,}")
 # An answer that is nothing but one symbol again and again ('@@@@', '####'): a kernel or quantization that
 # returns the same token whatever the input (the generated-text rule reads the same in printed logs).
 _ONE_SYMBOL = re.compile(r"\s*([^\w\s])\1{15,}\s*")
-MAX_SCAN = 8000
+# The same in a printed line, for symbols no banner or rule is drawn with ('@@@@', not '====' or '----').
+_ONE_ODD_SYMBOL = re.compile(r"\s*([^\w\s=\-*#_~+.:|/\\<>])\1{15,}\s*")
+# The tokenizer's unknown token again and again: ids the vocabulary has no piece for (a tokenizer that does
+# not fit the model, or broken numerics picking ids out of range).
+_UNKNOWN_RUN = re.compile(r"(?:<unk>\s*){4,}")
 
 
 # Unicode blocks of the scripts an answer may mix: a normal answer uses one or two (a Chinese answer
@@ -62,7 +62,8 @@ def is_garbled(text: str, whole_answer: bool = False) -> bool:
     """Replacement characters, UTF-8 shown as Latin-1, letters of unrelated scripts, a run of token 0, or (for
     a whole answer, not a printed line that may be a banner of '=') one symbol repeated."""
     if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4 or _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) \
-            or (whole_answer and _ONE_SYMBOL.fullmatch(text[:4000])):
+            or (whole_answer and _ONE_SYMBOL.fullmatch(text[:4000])) or _ONE_ODD_SYMBOL.fullmatch(text[:4000]) \
+            or _UNKNOWN_RUN.search(text[:4000]):
         return True
     runs = _DIGIT_RUN.findall(text[:4000])
     if len(runs) >= 2 and sum(map(len, runs)) >= 0.25 * len(text.strip()):
@@ -81,63 +82,6 @@ class AnswerVerdict:
     kind: Kind
     evidence: str
     hint: str
-
-
-_WORDS = re.compile(r"[^\W_\u4e00-\u9fff]+|[\u4e00-\u9fff]", re.UNICODE)
-
-
-def distinct_word_ratio(text: str) -> float:
-    """Distinct words (CJK: characters) over all words; 1.0 for texts too short to tell."""
-    words = [w.lower() for w in _WORDS.findall(text[-MAX_SCAN:])]
-    return len(set(words)) / len(words) if len(words) >= 20 else 1.0
-
-
-def is_looping(text: str, cut_at_limit: bool = False) -> bool:
-    """True when the text repeats itself: a short unit over and over, the same lines again and again,
-    a long text that compresses to almost nothing, or (for an answer cut at the length limit) one that
-    uses few distinct words."""
-    sample = text[-MAX_SCAN:]
-    if cut_at_limit and distinct_word_ratio(sample) < 0.5:
-        return True
-    for m in _REPEATED_UNIT.finditer(sample):
-        # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit
-        if len(m.group(0)) >= 30 and (_HAS_WORD.search(m.group(1)) or (cut_at_limit and m.group(1).strip())):
-            return True
-    lines = [line.strip() for line in sample.splitlines() if len(line.strip()) >= 12]
-    if len(lines) >= 6:
-        counts = Counter(lines)
-        repeated = sum(c for c in counts.values() if c >= 3)
-        if repeated >= 0.4 * len(lines):
-            return True
-    raw = sample.encode("utf-8", "replace")
-    return len(raw) >= 400 and len(zlib.compress(raw)) < 0.2 * len(raw)
-
-
-def repeated_phrase(text: str) -> tuple[str, int] | None:
-    """The phrase a looping text repeats and how often: the shortest word cycle the end of the text keeps
-    (started where a sentence starts, when one does), else the longest run of 3 to 12 words seen 3 times, else
-    a short unit repeated in a row (text without spaces). The evidence an admin reads."""
-    words = text[-MAX_SCAN:].split()
-    tail = words[-240:]
-    for period in range(1, min(40, len(tail) // 3) + 1):
-        pairs = len(tail) - period
-        if sum(tail[i] == tail[i + period] for i in range(pairs)) >= 0.9 * pairs:
-            cycle = tail[-period:]
-            start = next((i for i, w in enumerate(cycle) if w[:1].isupper()), 0)
-            phrase = tuple(cycle[start:] + cycle[:start])
-            count = sum(tuple(words[i:i + period]) == phrase for i in range(len(words) - period + 1))
-            if count >= 3:
-                return " ".join(phrase), count
-    for n in range(12, 2, -1):
-        if len(words) < 3 * n:
-            continue
-        gram, count = Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1)).most_common(1)[0]
-        if count >= 3:
-            return " ".join(gram), count
-    unit = _REPEATED_UNIT.search(text[-MAX_SCAN:])
-    if unit is not None:
-        return unit.group(1), len(unit.group(0)) // len(unit.group(1))
-    return None
 
 
 def _usage_tokens(body: dict[str, Any]) -> int | None:
@@ -182,6 +126,12 @@ def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
         choices = [{"message": body}]  # the message object alone
     if not isinstance(choices, list) and isinstance(body.get("message"), dict) and "finish_reason" in body:
         choices = [body]  # one choice alone
+    if body.get("done_reason") in ("load", "unload"):
+        return None  # Ollama loading or unloading a model answers an empty request with no text, rightly
+    if not isinstance(choices, list) and "done_reason" in body:  # Ollama's own API: /api/chat, /api/generate
+        message = body.get("message")
+        answer = {"message": message} if isinstance(message, dict) else {"text": body.get("response")}
+        choices = [{**answer, "finish_reason": body.get("done_reason")}]
     texts = body.get("text")
     if not isinstance(choices, list) and isinstance(texts, list) and texts and all(isinstance(t, str) for t in texts):
         choices = [{"text": t} for t in texts]  # vLLM's own /generate server: {"text": [prompt + answer, ...]}
@@ -220,6 +170,17 @@ def judge_answer(
         if not visible.strip():
             reasoning = reasoning or text  # the answer is all reasoning: the visible part is empty
             text = visible
+    if (text is None or not text.strip()) and reasoning.strip():
+        # the visible answer is empty but the reasoning was generated: judge what was generated
+        broken = _garbled(reasoning)
+        if broken is not None:
+            return broken
+        if finish_reason == "length" and is_looping(reasoning, cut_at_limit=True):
+            return AnswerVerdict(
+                Kind.DEGENERATE_OUTPUT,
+                f"the {len(reasoning)}-character reasoning repeats itself until the length limit (content empty)",
+                Msg("hint.reasoning_loops"),
+            )
     if text is None or not text.strip():
         if finish_reason == "length" and (completion_tokens or 0) > 1 and not reasoning:
             return AnswerVerdict(
@@ -243,6 +204,13 @@ def judge_answer(
     garbled = _garbled(text)
     if garbled is not None:
         return garbled
+    if finish_reason in ("length", None, "") and writes_next_turns(text):
+        return AnswerVerdict(
+            Kind.DEGENERATE_OUTPUT,
+            f"the {len(text)}-character answer goes on past its end, writing the user's next turn and answering it "
+            f"(finish_reason={finish_reason!r})",
+            Msg("hint.answer_writes_next_turns"),
+        )
     if finish_reason in ("length", None) and is_looping(text, cut_at_limit=finish_reason == "length"):
         phrase = repeated_phrase(text)
         said = f": {phrase[0][:120]!r} {phrase[1]} times" if phrase else ""
@@ -255,13 +223,24 @@ def judge_answer(
     return None
 
 
+def _garbled_what(text: str) -> str:
+    """What makes a garbled text garbled, for the evidence."""
+    replacement = text.count("\ufffd")
+    if replacement:
+        return f"{replacement} U+FFFD"
+    if _UNKNOWN_RUN.search(text[:4000]):
+        return "a run of <unk>"
+    if _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]):
+        return "a run of '!' (token 0)"
+    if _ONE_SYMBOL.fullmatch(text[:4000]) or _ONE_ODD_SYMBOL.fullmatch(text[:4000]):
+        return "one symbol repeated"
+    return f"letters of {len(scripts_in(text))} scripts"
+
+
 def _garbled(text: str, whole_answer: bool = True) -> AnswerVerdict | None:
     if not is_garbled(text, whole_answer):
         return None
-    replacement = text.count("\ufffd")
-    what = f"{replacement} U+FFFD" if replacement else "a run of '!' (token 0)" \
-        if _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) else "one symbol repeated" \
-        if _ONE_SYMBOL.fullmatch(text[:4000]) else f"letters of {len(scripts_in(text))} scripts"
+    what = _garbled_what(text)
     return AnswerVerdict(
         Kind.DECODE_ERROR,
         f"the answer is garbled ({what} in {len(text)} characters)",

@@ -273,7 +273,9 @@ class LineClassifier(PrintedOutput, RequestLines):
         still_open = self._folder.open_tracebacks()
         if not self._phases.seen_marker and any(stack_shows_serving(tb.functions[-12:]) for tb in still_open):
             self._phases.enter(Phase.SERVING)  # a stack cut off by the excerpt still shows where it ran
-        if self.phase == Phase.SERVING and not self._phases.saw_start:
+        # guesses made before the excerpt showed it was serving (a stop after serving counts: the engine
+        # died while serving and the server shut down)
+        if self._phases.served and self.phase >= Phase.SERVING and not self._phases.saw_start:
             for guess, tb, text in self._tb_guesses:  # what the type or the place means while serving
                 settled = self._ladder(tb, text, Phase.SERVING, [], guess.points_to)
                 if settled and settled[0].kind != guess.kind:
@@ -282,6 +284,7 @@ class LineClassifier(PrintedOutput, RequestLines):
             for finding in self._phase_guesses:
                 if finding.kind == Kind.STARTUP_FAILURE.value:
                     finding.kind = Kind.ENGINE_ERROR.value
+                    finding.rule = f"phase_{Kind.ENGINE_ERROR.value}"
                     finding.hint = Msg("hint.engine_failed_serving")
         self._phase_guesses.clear()
         self._tb_guesses.clear()

@@ -308,7 +308,11 @@ class EventFolder:
             candidate = stripped[start:]
             if candidate.rstrip("%").rstrip().endswith("}"):
                 data = parse_json(candidate)
-                return Body(lineno, lineno, data, stripped, [message]) if isinstance(data, dict) else None
+                if isinstance(data, dict):
+                    return Body(lineno, lineno, data, stripped, [message])
+                # an answer elided by its poster ('..., "eval_count":1'): still an answer, read field by field
+                answer = '"choices"' in candidate or '"role"' in candidate
+                return Body(lineno, lineno, None, stripped, [message]) if answer else None
             if candidate.count("{") <= candidate.count("}"):
                 return None
             self._body, self._body_start = [message], lineno

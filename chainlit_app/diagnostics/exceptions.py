@@ -114,6 +114,11 @@ EXCEPTIONS: tuple[ExceptionEntry, ...] = (
        _status("500"), symptom=True),
     _e("InternalServerError", Kind.ENGINE_ERROR, Msg("exception.InternalServerError.engine_error"),
        symptom=True),
+    # a gateway's class names for a status (LiteLLM's ServiceUnavailableError, BadGatewayError): the name says it
+    _e("ServiceUnavailableError BadGatewayError", Kind.CONNECTION,
+       Msg("exception.ServiceUnavailableError.connection"), symptom=True),
+    _e("GatewayTimeoutError", Kind.SLOW_OR_STALLED,
+       Msg("exception.GatewayTimeoutError.slow_or_stalled"), symptom=True),
     # text
     _e("UnicodeDecodeError UnicodeEncodeError UnicodeError", Kind.DECODE_ERROR,
        Msg("exception.UnicodeDecodeError.decode_error")),

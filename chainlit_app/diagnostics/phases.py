@@ -93,6 +93,7 @@ class PhaseTracker:
         self.phase = Phase.BOOT
         self.seen_marker = False
         self.saw_start = False  # a boot or loading marker: the log shows the start itself
+        self.served = False  # the serving phase was reached (a stop that follows it does not undo that)
 
     def observe(self, message: str) -> Marker | None:
         marker = marker_for(message)
@@ -104,12 +105,14 @@ class PhaseTracker:
             self.phase = Phase.BOOT
         elif marker.phase > self.phase:
             self.phase = marker.phase
+        self.served = self.served or self.phase == Phase.SERVING
         return marker
 
     def enter(self, phase: Phase) -> None:
         """Evidence other than a marker (a served request, an access line) that the phase was reached."""
         if phase > self.phase:
             self.phase = phase
+        self.served = self.served or phase == Phase.SERVING
         self.seen_marker = True
 
 
@@ -131,7 +134,9 @@ _STARTING_FRAMES = re.compile(
     r"build_async_engine_client|get_config|from_pretrained|init_device|_initialize_kv_caches|capture_model|"
     r"compile_or_warm_up_model|initialize_from_config|_init_executor|init_worker",
 )
-_SERVING_LOGGERS = re.compile(r"serving_|request_logger|async_llm|output_processor|detokenizer")
+# launcher.py writes its errors only from the handlers of requests ("MQLLMEngine is already dead, terminating
+# server process"); its start-up lines print the routes once the server is ready
+_SERVING_LOGGERS = re.compile(r"serving_|request_logger|async_llm|output_processor|detokenizer|\blauncher\b")
 
 
 def stack_shows_serving(functions: list[str]) -> bool:

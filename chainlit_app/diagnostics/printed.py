@@ -11,7 +11,8 @@ from collections import Counter, deque
 
 from chainlit_app.i18n import Msg
 
-from .answers import is_garbled, is_looping, judge_answer
+from .answer_loops import is_looping
+from .answers import is_garbled, judge_answer
 from .findings import Finding
 from .taxonomy import KINDS, Kind
 

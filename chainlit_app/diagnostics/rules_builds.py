@@ -129,12 +129,16 @@ BUILD_RULES: tuple[Rule, ...] = (
     rule(
         "trust_remote_code_needed",
         Kind.STARTUP_FAILURE,
-        r"contains custom code which must be executed|Please pass the argument `trust_remote_code=True`|"
+        r"contains custom code (?:which|that) must be executed|Please pass the argument `trust_remote_code=True`|"
+        # a wrapper's (GPUStack, a launcher) own words asking for the flag
+        r"\bpass (?:the )?(?:\w+ )?(?:argument|parameter|flag|option) `?--?trust[-_]remote[-_]code|"
         r"consider setting `trust_remote_code=True`|"
         r"requires you to execute the (?:configuration|modeling) file",
         hint=Msg("rule.trust_remote_code_needed"),
         examples=(
             "The repository for TheBloke/Nous-Capybara-34B-AWQ contains custom code which must be executed to correctly load the model.",  # noqa: E501
+            "The model contains custom code that must be executed to load correctly. If you trust the source, "
+            "please pass the backend parameter `--trust-remote-code` to allow custom code to be run.",  # GPUStack
         ),
     ),
     rule(

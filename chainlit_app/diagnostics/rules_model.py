@@ -61,13 +61,15 @@ MODEL_RULES: tuple[Rule, ...] = (
         "arch_unsupported",
         Kind.STARTUP_FAILURE,
         r"architectures? \[[^\]]*\] (?:are|is) not supported|are not supported for now|"
-        r"architectures? \[[^\]]*\] failed to be inspected",
+        r"architectures? \[[^\]]*\] failed to be inspected|unknown model architecture",
         hint=Msg("rule.arch_unsupported"),
         examples=(
             "Value error, Model architectures ['FooBarForCausalLM'] are not supported for now.",
             # xorbitsai/inference #3135 (a comment, as posted)
             "erver error: 400 - [address=0.0.0.0:44335, pid=10135] Model architectures "
             "['Qwen2_5_VLForConditionalGeneration'] failed to be inspected. Please check the logs for more details.",
+            "llama_model_load: error loading model: error loading model architecture: unknown model architecture: "
+            "'gemma3'",  # llama.cpp's words (an Ollama/llama.cpp build older than the model)
         ),
     ),
     # In the public reports this is nearly always a transformers release older than the model.

@@ -41,9 +41,16 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|NPU|XPU|MPS) out of memory|"
         r"out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|CUDA driver error: out of memory|"
-        r"cudaErrorMemoryAllocation",
+        r"cudaErrorMemoryAllocation|"
+        # other servers' words for it: llama.cpp/Ollama (ggml's CUDA allocator), TGI's prefill warm-up
+        r"\bcuda\w*Malloc\w* failed: out of memory|unable to allocate \w* ?buffer|failed to allocate \w+ buffer|"
+        r"Not enough memory to handle \d+ (?:prefill )?tokens",
         hint=Msg("rule.gpu_oom"),
-        examples=("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",),
+        examples=(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: "
+            "out of memory",  # llama.cpp's allocator, as Ollama's runner prints it
+        ),
     ),
     rule(
         "host_oom",
@@ -91,13 +98,15 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"error while attempting to bind on address|port have been bound already|Failed to bind the IP port|"
         # the words of other stacks (HCCL, NCCL, gRPC, Ray): a named port that is taken or cannot be listened on
         r"port\W{0,3}\d*\W{0,3}(?:is )?already (?:in use|occupied|bound)|being used by (?:an)?other process|"
-        r"listen on .{0,80}port\W{0,2}\d+\W{0,2} fail|failed to (?:bind|listen)\b.{0,80}\bport\b",
+        r"listen on .{0,80}port\W{0,2}\d+\W{0,2} fail|"
+        r"\b(?:failed to|could ?n[o']t|unable to|cannot|can't) (?:bind|listen)\b.{0,80}\bport\b",
         hint=Msg("rule.port_in_use"),
         examples=(
             "OSError: [Errno 98] Address already in use",
             "[ERROR] HCCL(60570,):2025-12-04-14:46:07.911.312 [hccl_socket.cc:106] [60570][HcclSocket][Listen] "
             "socket type[0], listen on ip[192.2.2.195] and specific port[16666] fail. Please check the port status "
             "and whether the port is being used by other process.",
+            "main: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080",  # llama.cpp server
         ),
     ),
 )

@@ -267,13 +267,16 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"Name or service not known|Temporary failure in name resolution|nodename nor servname|getaddrinfo failed|"
         r"Cannot connect to (?:host|supervisor|server)|All connection attempts failed|No route to host|"
         r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|ConnectTimeout|"
-        r"Connection timed out|connect timeout|Couldn't connect to server",
+        r"Connection timed out|connect timeout|"
+        # any client's own words: 'Couldn't connect to Ollama at http://127.0.0.1:11434', curl's 'to server'
+        r"\b(?:could ?n[o']t|unable to|failed to|cannot|can't) connect to\b",
         hint=Msg("rule.connection_refused"),
         examples=(
             "httpx.ConnectError: [Errno 111] Connection refused",
             "openai.APIConnectionError: Connection error.",
             # curl 8, quoted in a public run record
             "curl: (7) Failed to connect to localhost port 8888 after 0 ms: Couldn't connect to server",
+            "Couldn't connect to Ollama at http://127.0.0.1:11434",  # Open WebUI's words (openui #215)
         ),
     ),
     rule(

@@ -27,6 +27,9 @@ def _reported_status(codes: str, *phrases: str) -> str:
         rf"<title>\s*(?:{codes})\b",
         rf"<h1>\s*(?:{codes})\b",
         rf"\bError:? (?:{codes})\b(?! ?(?:tokens|bytes|ms|s)\b)",  # openai-node: 'Error: 429 Rate limit reached'
+        # a retrying client that gave up, with the last status: 'Failed to request ... after 3 attempts: 504'
+        rf"\battempts?\W{{0,3}}(?:{codes})\b(?! ?(?:tokens|bytes|ms|s)\b)",
+        rf"\bretries\W{{0,3}}(?:{codes})\b(?! ?(?:tokens|bytes|ms|s)\b)",
         *fields,
         *(rf"\b{p}\b" for p in phrases),
     ])
@@ -75,6 +78,7 @@ STATUS_RULES: tuple[Rule, ...] = (
             "openai request failed with status code 504",
             "urllib.error.HTTPError: HTTP Error 429: Too Many Requests",
             "<html><head><title>504 Gateway Time-out</title></head>",
+            "RuntimeError: Failed to request to remote API after 3 attempts: 504 <!DOCTYPE html",  # evalscope #318
         ),
     ),
     rule(

@@ -27,11 +27,14 @@ WRAPPER_RULES: tuple[Rule, ...] = (
         "engine_dead",
         Kind.ENGINE_ERROR,
         r"EngineDeadError|EngineCore encountered an issue|AsyncEngineDeadError|Background loop has errored|"
-        r"Engine loop has died",
+        # V0's MQLLMEngine client: its heartbeat runs only once the engine started (a failed start reads
+        # 'Engine process failed to start'), and the launcher's handler writes the second while serving
+        r"Engine loop has died|Engine process \(pid \d+\) died|MQLLMEngine is already dead",
         role="wrapper",
         hint=Msg("rule.engine_dead"),
         examples=(
             "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace",
+            "ERROR 12-01 13:05:02 client.py:282] RuntimeError('Engine process (pid 76) died.')",  # vLLM #10812
         ),
     ),
     rule(

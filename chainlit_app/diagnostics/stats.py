@@ -36,6 +36,7 @@ class StallWatch:
         self._crawling = 0
         self._no_tokens = 0
         self._queue_stuck = 0
+        self._decode_starved = 0
         self._stall_reported = False
         self._shm_waits = 0
         self._kv_full = 0
@@ -73,7 +74,10 @@ class StallWatch:
         # decoding only, yet under one token a second per running request: a GPU does hundreds
         crawling = running > 0 and prompt_tps == 0 and 0 < gen_tps < running
         self._crawling = self._crawling + 1 if crawling else 0
-        if not (self._waiting_idle or self._no_tokens or self._queue_stuck or self._crawling):
+        # a queue, prefills admitted, yet the running requests get no token: decoding starves behind prefills
+        starved = running > 0 and waiting > 0 and prompt_tps > 0 and gen_tps == 0
+        self._decode_starved = self._decode_starved + 1 if starved else 0
+        if not (self._waiting_idle or self._no_tokens or self._queue_stuck or self._crawling or self._decode_starved):
             self._stall_reported = False  # the episode is over; a new one may be reported
         # requests wait while none runs: a scheduler that admits nothing; at 0 tokens/s one report shows it
         if self._waiting_idle >= 2 or (self._waiting_idle and gen_tps == 0 and prompt_tps == 0):
@@ -84,6 +88,8 @@ class StallWatch:
             return Msg("reason.queue_stuck", waiting=waiting)
         if self._crawling >= 3:
             return Msg("reason.crawling", running=running, tps=f"{gen_tps:g}")
+        if self._decode_starved >= 2:
+            return Msg("reason.decode_starved", running=running, waiting=waiting)
         return None
 
     def shm_wait(self, serving: bool) -> StallSignal | None:

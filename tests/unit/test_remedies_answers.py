@@ -26,7 +26,7 @@ from chainlit_app.conversation import (
     without_notes,
 )
 from chainlit_app.diagnostics import FindingsStore
-from chainlit_app.diagnostics.answers import repeated_phrase
+from chainlit_app.diagnostics.answer_loops import repeated_phrase
 from chainlit_app.diagnostics.chat_observations import from_answer
 from chainlit_app.engine.command import LaunchSpec, build_argv
 from chainlit_app.engine.stream import open_chat_stream
