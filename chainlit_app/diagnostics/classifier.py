@@ -95,7 +95,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         if not raw or raw.isspace():
             return []
         self._previous_line, self._last_line = self._last_line, lineno
-        if '"log":' in raw[:40] or (raw[:1] == "{" and ('"level' in raw or '"severity"' in raw)):
+        if '"log":' in raw[:40] or ('{"' in raw[:60] and raw.endswith("}")):
             raw = unwrap_docker_json(raw)  # Docker's json-file lines and structured (JSON) log lines
         low = raw.lower()
         if not (self._folder.in_traceback or self._folder.in_body):

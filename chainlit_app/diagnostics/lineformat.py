@@ -144,11 +144,20 @@ def unwrap_docker_json(raw: str) -> str:
 
 _JSON_LEVEL_KEYS = ("level", "levelname", "severity", "lvl")
 _JSON_MESSAGE_KEYS = ("message", "msg", "event")
+_JSON_TIME_KEYS = ("timestamp", "time", "ts", "@timestamp", "asctime")
+# docker compose's service column before a structured record: "model-download  | {"
+_COMPOSE_COLUMN = re.compile(r"^[\w.-]+\s+\|\s(?=\{)")
 
 
 def unwrap_json_log(raw: str) -> str:
     """A structured log line (`{"level": "error", "msg": "..."}`, GKE, Ray Serve, structlog) as the plain line
-    it stands for: `ERROR:    message`. A response body has no level key and stays as it is."""
+    it stands for: `ERROR:    message`. A record with a time but no level (structlog's `{"event": ..,
+    "timestamp": ..}`, one record per traceback line) is its message. A response body has neither key and
+    stays as it is."""
+    column = _COMPOSE_COLUMN.match(raw)
+    if column:
+        unwrapped = unwrap_json_log(raw[column.end():])
+        return raw if unwrapped == raw[column.end():] else unwrapped
     if not raw.startswith("{") or not raw.rstrip().endswith("}"):
         return raw
     try:
@@ -159,8 +168,10 @@ def unwrap_json_log(raw: str) -> str:
         return raw
     level = next((data[k] for k in _JSON_LEVEL_KEYS if isinstance(data.get(k), str)), None)
     message = next((data[k] for k in _JSON_MESSAGE_KEYS if isinstance(data.get(k), str)), None)
-    if level is None or message is None:
+    if message is None:
         return raw
+    if level is None:
+        return message if any(k in data for k in _JSON_TIME_KEYS) else raw
     level = _LEVEL_NAMES.get(level.upper(), level.upper())
     return f"{level}:    {message}" if level in ("DEBUG", "INFO", "WARNING", "ERROR") else message
 

@@ -84,6 +84,17 @@ MODEL_RULES: tuple[Rule, ...] = (
             "The checkpoint you are trying to load has model type `glm4v_moe` but Transformers does not recognize this architecture.",  # noqa: E501
         ),
     ),
+    # transformers' auto classes look a model_type up in their mappings (CONFIG_MAPPING, MODEL_MAPPING ...):
+    # a KeyError raised there is the same missing architecture, printed without the sentence above.
+    rule(
+        "transformers_auto_mapping_key",
+        Kind.VERSION_MISMATCH,
+        r"KeyError: ['\"][\w.-]+['\"]",
+        exception_types=("KeyError",),
+        raised_in=("models/auto/",),
+        hint=Msg("rule.transformers_auto_mapping_key"),
+        examples=("KeyError: 'qwen3_vl'",),
+    ),
     rule(
         "model_type_unknown",
         Kind.STARTUP_FAILURE,

@@ -109,4 +109,14 @@ RESOURCE_RULES: tuple[Rule, ...] = (
             "main: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080",  # llama.cpp server
         ),
     ),
+    # tqdm's elapsed column: ten minutes or more spent loading checkpoint shards is storage too slow for the
+    # model (a network disk, a cold cache), whatever the shard size; a start-up time-out follows it.
+    rule(
+        "weight_loading_crawls",
+        Kind.SLOW_OR_STALLED,
+        r"Loading [\w ]*checkpoint shards:[^\[]*\[(?:\d+:\d{2}|[1-9]\d):\d{2}<",
+        role="weak",
+        hint=Msg("rule.weight_loading_crawls"),
+        examples=("Loading safetensors checkpoint shards:  39% Completed | 24/62 [32:49<18:34, 29.32s/it]",),
+    ),
 )

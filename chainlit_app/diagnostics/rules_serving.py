@@ -174,6 +174,16 @@ SERVING_RULES: tuple[Rule, ...] = (
         hint=Msg("rule.detokenizer_invalid_prefix"),
         examples=("Exception: Invalid prefix encountered while decoding stream. Token ID: 237167",),
     ),
+    # Any server's detokenizer refusing a sampled id (beyond the tokenizer's vocabulary: a padded embedding
+    # row was sampled): vLLM-compatible servers and routers word it alike.
+    rule(
+        "token_id_not_decodable",
+        Kind.DECODE_ERROR,
+        r"unknown token id\b|decoding failed: (?:unknown|invalid) token|token id \d+ (?:is )?out of (?:range|vocab)",
+        hint=Msg("rule.token_id_not_decodable"),
+        examples=("ERROR vllm_server completions.rs:411 completion stream failed error=tokenizer error: decoding "
+                  "failed: unknown token ID: 248257",),
+    ),
     rule(
         "detokenizer_reset",
         Kind.DECODE_ERROR,
