@@ -12,6 +12,7 @@ from collections import Counter
 _REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
 _HAS_WORD = re.compile(r"[^\W\d_]")
 MAX_SCAN = 8000
+_FEW_TOKENS_MIN = 24
 # A turn label at the start of a line ('\nUSER:', '\n### Human:'; '\\n' where a cut body kept its escapes) or a
 # chat template's turn token: an answer holding a user turn and then an assistant turn wrote the dialogue on.
 _LINE_START = r"(?:^|\n|\\n)[ \t]*(?:#{1,3} ?)?"
@@ -34,6 +35,9 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     sample = text[-MAX_SCAN:]
     if cut_at_limit and distinct_word_ratio(sample) < 0.5:
         return True
+    tokens = sample.strip().strip("\"'`").split()
+    if len(tokens) >= _FEW_TOKENS_MIN and len(set(tokens)) <= 3:
+        return True  # a long text of at most three distinct tokens ('| | |ــ |'): no language writes so
     for m in _REPEATED_UNIT.finditer(sample):
         # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit
         if len(m.group(0)) >= 30 and (_HAS_WORD.search(m.group(1)) or (cut_at_limit and m.group(1).strip())):

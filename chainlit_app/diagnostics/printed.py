@@ -102,6 +102,12 @@ class PrintedOutput:
         ids = m.group("ids")
         tokens = ids.count(",") + 1 if ids.startswith("[") and ids != "[]" else None
         finish = m.group("finish")
+        distinct = set(ids.strip("[]").replace(" ", "").split(",")) if tokens else set()
+        if tokens is not None and tokens >= 8 and len(distinct) == 1:
+            # one id over and over (pad, <unk>, '!'): the model generated, but nothing a reader gets, whatever
+            # it decodes to (an empty text here is not an empty answer: the tokens were sampled)
+            hint = Msg("hint.output_one_token_id", token=distinct.pop(), count=tokens)
+            return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "output_one_token_id", "decisive")]
         verdict = judge_answer(m.group("text"), None if finish == "None" else finish, tokens)
         if verdict is None:
             return []

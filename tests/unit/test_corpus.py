@@ -35,6 +35,9 @@ KNOWN_HEALTHY_MISSES = {
     "round6dev_ollama13444_gemma3_v0133_turn_token_salad.log": "words mixed with fragments of turn markup "
     "('you_turn', '<start_turn'): one script, no U+FFFD, no repetition; telling it from prose that discusses "
     "markup needs a reader",
+    "round6_gh665_starcoderbase1b_gibberish_output.log": "55 characters of code-like fragments ('$GETEventArgs "
+    "images (as', 'http='): one script, no U+FFFD, nothing repeated; telling noise from a short code snippet "
+    "needs a reader",
     "round5_gh4760_functionary_small_3090_enforce_eager_2_2_tok_s.log": "one stats line at 2.2 tokens/s for one "
     "request: a prompt prefilled in the same interval (102 tokens/s) means the request may have arrived late in "
     "it, and a CPU server (this app's own) decodes at 1-5 tokens/s when healthy; one low rate names nothing",
@@ -45,6 +48,9 @@ ACCEPTED_READINGS = {
     "round5_docling3403_granite_docling_258m_vllm_v0201_exclamation_loop.log": (
         "decode_error", "a whole answer of '!' is token 0 repeated: NaN logits (docs/DIAGNOSIS.md, answers judged as "
         "answers), whose fix is the dtype (decode_error's remedy), not a repetition penalty"),
+    "round6_gh13828_llama31_8b_xgrammar_gibberish_multilingual.log": (
+        "decode_error", "the answer is full of mojibake (UTF-8 read as Latin-1: 'Ã¶', 'Ð¿Ð¾'), decode_error's own "
+        "sign; that the words around it are fragments too is what the label reads"),
     "round5_gh19022_llama31_8b_tp2_l4_exclamation_marks_body.log": (
         "decode_error", "the same: a body of '!' from a TP>1 numerics bug"),
 }
