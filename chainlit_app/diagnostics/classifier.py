@@ -145,6 +145,8 @@ class LineClassifier(PrintedOutput, RequestLines):
             signal = self._stalls.shm_wait(self.phase == Phase.SERVING or not self._phases.seen_marker)
             return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, signal.hint, signal.rule, signal.role)] \
                 if signal else []
+        if "unfinished: True" in msg:
+            self._stalls.holds_work(msg)
         signals = self._stalls.stats(msg, self.phase == Phase.STOPPING) if "hroughput" in msg else None
         if signals is not None:
             self._phases.enter(Phase.SERVING)

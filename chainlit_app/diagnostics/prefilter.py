@@ -27,6 +27,7 @@ _EXTRA_NEEDLES = (
     "file ~",
     "throughput",
     "shared memory broadcast",
+    "unfinished: true",
     "application startup complete",
     "uvicorn running",
     "starting vllm",

@@ -41,6 +41,7 @@ class StallWatch:
         self._shm_waits = 0
         self._kv_full = 0
         self._queue_free_reported = False
+        self._holds_work = False
 
     def reset(self) -> None:
         """A new server life begins."""
@@ -58,6 +59,9 @@ class StallWatch:
         if gen_tps > 0:
             self._shm_waits = 0
         found = self._kv_cache_full(msg, waiting)
+        if self._holds_work and running + waiting == 0 and gen_tps == 0 and prompt_tps == 0 and not stopping:
+            found.append(StallSignal("unfinished_not_scheduled", Msg("hint.unfinished_not_scheduled"), "weak"))
+        self._holds_work = False
         found += self._queue_beside_free_cache(msg, running, waiting, prompt_tps, gen_tps)
         reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
         if reason and not self._stall_reported and not stopping:
@@ -91,6 +95,11 @@ class StallWatch:
         if self._decode_starved >= 2:
             return Msg("reason.decode_starved", running=running, waiting=waiting)
         return None
+
+    def holds_work(self, msg: str) -> None:
+        """The engine core's debug line 'loop active - local unfinished: True': it holds a request. The next
+        stats report must count it (running, waiting) or its tokens; one showing nothing at all lost it."""
+        self._holds_work = self._holds_work or "unfinished: True" in msg
 
     def shm_wait(self, serving: bool) -> StallSignal | None:
         """'No available shared memory broadcast block found in 60 seconds': a process did not take its work
