@@ -77,9 +77,14 @@ MODEL_RULES: tuple[Rule, ...] = (
         "transformers_too_old",
         Kind.VERSION_MISMATCH,
         r"has model type [`'\"]?[\w.-]+[`'\"]? but Transformers does not recognize|"
-        r"does not recognize this architecture",
+        r"does not recognize this architecture|"
+        # the rest of transformers' same message, for an excerpt cut at its line break
+        r"your version of Transformers is out of date|You can update Transformers with the command",
         hint=Msg("rule.transformers_too_old"),
         examples=(
+            "You can update Transformers with the command `pip install --upgrade transformers`. If this does not "
+            "work, and the checkpoint is very new, then there may not be a release version that supports this "
+            "model yet.",
             "Value error, "
             "The checkpoint you are trying to load has model type `glm4v_moe` but Transformers does not recognize this architecture.",  # noqa: E501
         ),
