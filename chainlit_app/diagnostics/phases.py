@@ -55,6 +55,8 @@ MARKERS: tuple[Marker, ...] = (
        r"EngineCore encountered a fatal error|EngineCore hit an exception|Error in model execution|"
        r"failure while handling (?:the )?request|Avg prompt throughput|Processed prompts|Added request|"
        r"Exception in ASGI application|"
+       # the client's monitor of its engine cores starts only once every core reported ready (core_client.py)
+       r"Engine core proc \S+ died unexpectedly|"
        r"Received request|"
        r"\"(?:GET|POST) /v1/\S* HTTP/[\d.]+\" 200"),
     # An intentional stop only: "shutting down executor" after a worker died is a failure, not a stop, and
@@ -121,7 +123,7 @@ class PhaseTracker:
 _SERVING_FRAMES = re.compile(
     r"serving_|create_chat_completion|create_completion|chat_completion_stream_generator|"
     r"completion_stream_generator|output_handler|process_outputs|execute_model|_process_input_queue|"
-    r"run_busy_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
+    r"run_busy_loop|run_engine_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
     r"update_from_output|convert_tokens_to_string|(?<!\w)_?decode\b|batch_decode|detokeniz|get_response|"
     r"collective_rpc|logprob|"
     r"allocate_slots|update_state_after_alloc|_alloc|swap_blocks|sample_tokens|_sample\b|propose|draft_token|"

@@ -58,3 +58,23 @@ def test_an_engine_holding_work_that_the_next_stats_line_does_not_count_is_stall
     assert classify_lines([*start, unfinished, stats.format(p="0.0")]).kind == "slow_or_stalled"
     # the request's prompt was processed in the interval: it was counted, nothing is stuck
     assert classify_lines([*start, unfinished, stats.format(p="12.3")]).kind == "healthy"
+
+
+def test_an_engine_core_the_client_saw_die_had_started() -> None:
+    # core_client's monitor starts only after every engine core reported ready: a death it sees is a crash
+    line = ("2025-11-02 13:17:04,315 - vllm.v1.engine.core_client - ERROR - Engine core proc EngineCore_DP0 died "
+            "unexpectedly, shutting down client.")
+    assert classify_lines([line]).kind == "engine_error"
+
+
+def test_a_traceback_through_the_v0_engine_loop_is_serving() -> None:
+    prefix = "ERROR 04-10 11:26:01 engine.py:140] "
+    lines = [prefix + x for x in (
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.10/site-packages/vllm/engine/multiprocessing/engine.py", line 138, in start',
+        "    self.run_engine_loop()",
+        '  File "/usr/lib/python3.10/site-packages/vllm/engine/multiprocessing/engine.py", line 201, in '
+        "run_engine_loop",
+        "RuntimeError: The Inner error is reported as above.",
+    )]
+    assert classify_lines(lines).kind == "engine_error"
