@@ -36,8 +36,9 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     if cut_at_limit and distinct_word_ratio(sample) < 0.5:
         return True
     tokens = sample.strip().strip("\"'`").split()
-    if len(tokens) >= _FEW_TOKENS_MIN and len(set(tokens)) <= 3:
-        return True  # a long text of at most three distinct tokens ('| | |ــ |'): no language writes so
+    if len(tokens) >= _FEW_TOKENS_MIN and len(set(tokens)) <= 3 and _HAS_WORD.search(" ".join(set(tokens))):
+        return True  # a long text of at most three distinct tokens, one a word ('| | |ــ |'): no language writes
+        # so (digits and symbols alone are a matrix or a ruler someone asked for)
     for m in _REPEATED_UNIT.finditer(sample):
         # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit
         if len(m.group(0)) >= 30 and (_HAS_WORD.search(m.group(1)) or (cut_at_limit and m.group(1).strip())):

@@ -146,7 +146,7 @@ class LineClassifier(PrintedOutput, RequestLines):
             return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, signal.hint, signal.rule, signal.role)] \
                 if signal else []
         if "unfinished: True" in msg:
-            self._stalls.holds_work(msg)
+            self._stalls.holds_work(msg, parsed.process)
         signals = self._stalls.stats(msg, self.phase == Phase.STOPPING) if "hroughput" in msg else None
         if signals is not None:
             self._phases.enter(Phase.SERVING)

@@ -16,6 +16,8 @@ _STAT_RUNNING = re.compile(r"Running: (\d+) reqs")
 _STAT_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs")
 _STAT_PROMPT = re.compile(r"Avg prompt throughput: ([\d.]+)")
 _STAT_GEN = re.compile(r"(?:Avg generation t|\bT)hroughput: ([\d.]+) tokens/s")
+_STAT_ENGINE = re.compile(r"\bEngine (\d+):")
+_CORE_INDEX = re.compile(r"EngineCore_(?:DP)?(\d+)")
 _STAT_KV = re.compile(r"(?:GPU|CPU)? ?KV cache usage: ([\d.]+)%")
 
 
@@ -41,7 +43,7 @@ class StallWatch:
         self._shm_waits = 0
         self._kv_full = 0
         self._queue_free_reported = False
-        self._holds_work = False
+        self._holds_work: set[int] = set()  # engine indexes whose core said it holds a request
 
     def reset(self) -> None:
         """A new server life begins."""
@@ -59,9 +61,11 @@ class StallWatch:
         if gen_tps > 0:
             self._shm_waits = 0
         found = self._kv_cache_full(msg, waiting)
-        if self._holds_work and running + waiting == 0 and gen_tps == 0 and prompt_tps == 0 and not stopping:
+        engine = int(m.group(1)) if (m := _STAT_ENGINE.search(msg)) else 0
+        if engine in self._holds_work and running + waiting == 0 and gen_tps == 0 and prompt_tps == 0 \
+                and not stopping:
             found.append(StallSignal("unfinished_not_scheduled", Msg("hint.unfinished_not_scheduled"), "weak"))
-        self._holds_work = False
+        self._holds_work.discard(engine)
         found += self._queue_beside_free_cache(msg, running, waiting, prompt_tps, gen_tps)
         reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
         if reason and not self._stall_reported and not stopping:
@@ -96,10 +100,13 @@ class StallWatch:
             return Msg("reason.decode_starved", running=running, waiting=waiting)
         return None
 
-    def holds_work(self, msg: str) -> None:
+    def holds_work(self, msg: str, process: str) -> None:
         """The engine core's debug line 'loop active - local unfinished: True': it holds a request. The next
-        stats report must count it (running, waiting) or its tokens; one showing nothing at all lost it."""
-        self._holds_work = self._holds_work or "unfinished: True" in msg
+        stats report of that engine ('Engine 000' for EngineCore_0 / EngineCore_DP0) must count it (running,
+        waiting) or its tokens; one showing nothing at all lost it."""
+        if "unfinished: True" in msg:
+            m = _CORE_INDEX.search(process)
+            self._holds_work.add(int(m.group(1)) if m else 0)
 
     def shm_wait(self, serving: bool) -> StallSignal | None:
         """'No available shared memory broadcast block found in 60 seconds': a process did not take its work

@@ -46,6 +46,7 @@ def test_a_long_text_of_three_distinct_tokens_loops() -> None:
     answer = '"ــ |ــ |ــ | | |ــ | | |ــ |ــ | | | | | | | | | |ــ | | |ــ | | | | | | | | | | | | | | | | |"'
     assert is_looping(answer)
     assert not is_looping("| a | b |")  # a short table row is no loop
+    assert not is_looping("\n".join(["0 0 0 0 0 0"] * 5))  # a zero matrix someone asked for is no loop
 
 
 def test_an_engine_holding_work_that_the_next_stats_line_does_not_count_is_stalled() -> None:
@@ -58,6 +59,9 @@ def test_an_engine_holding_work_that_the_next_stats_line_does_not_count_is_stall
     assert classify_lines([*start, unfinished, stats.format(p="0.0")]).kind == "slow_or_stalled"
     # the request's prompt was processed in the interval: it was counted, nothing is stuck
     assert classify_lines([*start, unfinished, stats.format(p="12.3")]).kind == "healthy"
+    # another engine's idle report says nothing of engine 0's request
+    other = stats.format(p="0.0").replace("Engine 000", "Engine 001")
+    assert classify_lines([*start, unfinished, other, stats.format(p="12.3")]).kind == "healthy"
 
 
 def test_an_engine_core_the_client_saw_die_had_started() -> None:
