@@ -179,7 +179,8 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "token_id_not_decodable",
         Kind.DECODE_ERROR,
-        r"unknown token id\b|decoding failed: (?:unknown|invalid) token|token id \d+ (?:is )?out of (?:range|vocab)",
+        # (not vLLM's 'Token id N is out of vocabulary': a prompt's ids a client sent, checked before generation)
+        r"unknown token id\b|decoding failed: (?:unknown|invalid) token",
         hint=Msg("rule.token_id_not_decodable"),
         examples=("ERROR vllm_server completions.rs:411 completion stream failed error=tokenizer error: decoding "
                   "failed: unknown token ID: 248257",),
