@@ -209,16 +209,17 @@ def _engine_groups(app_pid: int) -> set[int]:
 
 
 def start_app(data_dir: Path, *, admin_password: str | None = None, chat_user: str = CHAT_USER,
-              user_password: str | None = None, **env_overrides: str) -> AppServer:
+              user_password: str | None = None, root: Path = PROJECT_ROOT, **env_overrides: str) -> AppServer:
     """`chainlit run app.py --headless` on a free port with the demo model, as a user starts it; returns at
-    once (not ready). The benchmarks and the browser tests both start the app here."""
+    once (not ready). The benchmarks and the browser tests both start the app here. `root`: another
+    checkout of the app to run (before/after figures side by side)."""
     return start_app_with_flags(data_dir, (), admin_password=admin_password, chat_user=chat_user,
-                                user_password=user_password, env_overrides=env_overrides)
+                                user_password=user_password, env_overrides=env_overrides, root=root)
 
 
 def start_app_with_flags(data_dir: Path, flags: tuple[str, ...], *, admin_password: str | None = None,
                          chat_user: str = CHAT_USER, user_password: str | None = None,
-                         env_overrides: dict[str, str] | None = None) -> AppServer:
+                         env_overrides: dict[str, str] | None = None, root: Path = PROJECT_ROOT) -> AppServer:
     """`start_app` with more `chainlit run` flags (e.g. `-w`, which reloads app.py on every change)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     password = admin_password or secrets.token_urlsafe(16)
@@ -237,6 +238,8 @@ def start_app_with_flags(data_dir: Path, flags: tuple[str, ...], *, admin_passwo
         CHAT_TEMPERATURE="0",
         CHAT_MAX_MODEL_LEN=str(MAX_MODEL_LEN),
     )
+    if root != PROJECT_ROOT:
+        env["PYTHONPATH"] = str(root)
     env.update(env_overrides or {})
     log_path = data_dir / "app.log"
     with log_path.open("wb") as log:
@@ -245,7 +248,7 @@ def start_app_with_flags(data_dir: Path, flags: tuple[str, ...], *, admin_passwo
         process = subprocess.Popen(
             [str(PROJECT_ROOT / ".venv" / "bin" / "chainlit"), "run", "app.py", "--headless", "--host", "127.0.0.1",
              "--port", str(port), *flags],
-            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
     return AppServer(f"http://127.0.0.1:{port}", process, data_dir, log_path, password, user_password, started,
                      epoch)
