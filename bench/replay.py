@@ -109,6 +109,7 @@ class ReplayServer:
         if first == 0:
             stream.record["first_sent"] = now
         stream.record["last_sent"] = now
+        stream.record["last_sent_epoch"] = time.time()  # for a browser's clock (Date.now())
         stream.record["tokens"] = tokens_at[last - 1]
         stream.record["writes"] += 1
         stream.next = last

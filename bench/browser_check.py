@@ -1,0 +1,110 @@
+"""A real Chromium page follows one answer streamed at 2,000 tokens/s through the app (bench check).
+
+The app runs in attach mode on the replay upstream; the page logs in as a user would and asks. A
+MutationObserver in the page notes (Date.now(), the browser's wall clock) the first moment the answer
+element shows the answer's last words; the upstream notes (time.time(), the same machine's wall clock)
+when it wrote the last token. The lag between the two is what a reader waits after the server is done.
+Figures only (the bench never asserts times): `python -m bench.browser_check`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import async_playwright
+
+from bench.apps import CHAT_USER, start_app
+from bench.gpu_clients import question
+from bench.replay_streams import load_streams
+from bench.report import Row
+from bench.sections import Context
+from bench.upstream import MODEL, start_upstream
+
+CHROMIUM = os.environ.get("CHAT_TEST_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+RATE = 2000.0
+TOKENS = 1024
+WATCH = """(tail) => {
+  window.__shown = null;
+  const norm = (t) => t.replace(/\\s+/g, ' ');
+  const check = () => {
+    const answers = document.querySelectorAll('.ai-message .message-content');
+    const last = answers[answers.length - 1];
+    if (window.__shown === null && last && norm(last.innerText).includes(tail)) window.__shown = Date.now();
+  };
+  new MutationObserver(check).observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+
+
+async def follow(ctx: Context) -> dict[str, Any]:
+    upstream = await start_upstream(ctx.work_dir / "replay-browser", RATE, 0.05)
+    app = start_app(ctx.work_dir / "app-browser", CHAT_MODE="attach", CHAT_VLLM_URL=upstream.url + "/v1",
+                    CHAT_API_KEY=upstream.api_key, CHAT_SERVED_MODEL_NAME=MODEL,
+                    CHAT_LOG_FILE=str(upstream.log_path))
+    try:
+        await app.wait_engine(("attached",), timeout=300)
+        await upstream.configure(rate=RATE, max_tokens=TOKENS)
+        source = load_streams(MODEL)[0]
+        words = re.sub(r"\s+", " ", source.text(TOKENS)).strip().split(" ")
+        tail = " ".join(words[-4:])
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = await browser.new_page(viewport={"width": 1400, "height": 900})
+            await page.goto(app.url + "/login")
+            await page.fill("#email", CHAT_USER)
+            await page.fill("#password", app.user_password)
+            await page.click("button[type=submit]")
+            await page.wait_for_selector("text=Welcome!", timeout=60_000)
+            for _warm_up in range(2):  # the first answers also learn the pace; the third is measured
+                await upstream.take_records()
+                await page.evaluate(WATCH, tail)
+                await page.fill("#chat-input", question("browser"))
+                await page.click("#chat-submit")
+                await page.wait_for_function("() => window.__shown !== null", timeout=60_000)
+            await upstream.take_records()
+            await page.evaluate(WATCH, tail)
+            await page.fill("#chat-input", question("browser"))
+            await page.click("#chat-submit")
+            await page.wait_for_function("() => window.__shown !== null", timeout=60_000)
+            shown_ms = float(await page.evaluate("() => window.__shown"))
+            await asyncio.sleep(1.0)
+            await browser.close()
+        record = (await upstream.take_records())[-1]
+        return {"lag_ms": shown_ms - record["last_sent_epoch"] * 1000, "tokens": record["tokens"],
+                "upstream_s": record["last_sent"] - record["first_sent"], "writes": record["writes"]}
+    finally:
+        app.stop()
+        upstream.stop()
+
+
+async def run(ctx: Context) -> None:
+    if not Path(CHROMIUM).exists():
+        ctx.report.add(Row("6 GPU rates", "browser: whole text after the upstream's last token", "skipped",
+                           detail=f"Chromium missing at {CHROMIUM}"))
+        return
+    seen = await follow(ctx)
+    ctx.say(f"  browser at {RATE:.0f} tok/s: {seen}")
+    ctx.report.add(Row("6 GPU rates", f"browser following 1 × {RATE:.0f} tok/s: whole text shown after the "
+                       "upstream's last token", f"{seen['lag_ms']:.0f} ms", "<= 100 ms", seen["lag_ms"] <= 100,
+                       f"{seen['tokens']} tokens written over {seen['upstream_s']:.2f} s in {seen['writes']} writes"))
+
+
+def main() -> int:
+    from bench.machine import LoadLog
+    from bench.report import Report
+
+    report = Report()
+    with tempfile.TemporaryDirectory(prefix="bench-browser-") as tmp:
+        ctx = Context(full=False, work_dir=Path(tmp), report=report, load=LoadLog([]))
+        asyncio.run(run(ctx))
+    print(report.text())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
