@@ -41,11 +41,11 @@ def available() -> bool:
 
 
 @contextlib.asynccontextmanager
-async def recording(pid: int, out: Path, fmt: str = "raw", rate: int = 100) -> AsyncIterator[None]:
+async def recording(pid: int, out: Path, fmt: str = "raw", rate: int = 250) -> AsyncIterator[None]:
     """py-spy samples `pid` while the block runs (SIGINT then makes it write `out`)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     spy = subprocess.Popen([str(PY_SPY), "record", "--pid", str(pid), "--rate", str(rate), "--format", fmt,
-                            "--output", str(out), "--nonblocking"],
+                            "--output", str(out), "--nonblocking", "--gil"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         yield

@@ -141,6 +141,8 @@ async def run(ctx: Context, kinds: list[str] | None = None, levels: list[int] | 
     clients.profile_dir = profile_dir
     runs: list[RunFigures] = []
     try:
+        for kind in kinds:  # untimed: lazy imports, first SQL statements, connection pools
+            await measure(clients, kind, 2, RATE, 64)
         for index, n in enumerate(levels):
             order = kinds[index % len(kinds):] + kinds[:index % len(kinds)]
             for kind in order:
