@@ -209,18 +209,18 @@ def _engine_groups(app_pid: int) -> set[int]:
 
 
 def start_app(data_dir: Path, *, admin_password: str | None = None, chat_user: str = CHAT_USER,
-              user_password: str | None = None, root: Path = PROJECT_ROOT, **env_overrides: str) -> AppServer:
+              user_password: str | None = None, **env_overrides: str) -> AppServer:
     """`chainlit run app.py --headless` on a free port with the demo model, as a user starts it; returns at
-    once (not ready). The benchmarks and the browser tests both start the app here. `root`: another
-    checkout of the app to run (before/after figures side by side)."""
+    once (not ready). The benchmarks and the browser tests both start the app here."""
     return start_app_with_flags(data_dir, (), admin_password=admin_password, chat_user=chat_user,
-                                user_password=user_password, env_overrides=env_overrides, root=root)
+                                user_password=user_password, env_overrides=env_overrides)
 
 
 def start_app_with_flags(data_dir: Path, flags: tuple[str, ...], *, admin_password: str | None = None,
                          chat_user: str = CHAT_USER, user_password: str | None = None,
                          env_overrides: dict[str, str] | None = None, root: Path = PROJECT_ROOT) -> AppServer:
-    """`start_app` with more `chainlit run` flags (e.g. `-w`, which reloads app.py on every change)."""
+    """`start_app` with more `chainlit run` flags (e.g. `-w`, which reloads app.py on every change); `root`:
+    another checkout of the app to run (before/after figures side by side)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     password = admin_password or secrets.token_urlsafe(16)
     user_password = user_password or secrets.token_urlsafe(16)

@@ -24,7 +24,7 @@ from pathlib import Path
 import psutil
 
 from bench import profiling
-from bench.apps import CHAT_USER, AppServer, start_app
+from bench.apps import CHAT_USER, AppServer, start_app_with_flags
 from bench.chainlit_client import login
 from bench.gpu_clients import app_answers, close_sessions, direct_answers, open_sessions
 from bench.gpu_figures import RunFigures, figures, knee
@@ -113,8 +113,8 @@ async def start_clients(ctx: Context, kinds: list[str], before: Path | None) -> 
             if kind == "seed":
                 clients.apps[kind] = await start_seed_app(ctx.work_dir / "seed", upstream)
             elif kind in ("app", "before"):
-                app = start_app(ctx.work_dir / kind, root=before if kind == "before" and before else PROJECT_ROOT,
-                                **attach)
+                root = before if kind == "before" and before is not None else PROJECT_ROOT
+                app = start_app_with_flags(ctx.work_dir / kind, (), env_overrides=attach, root=root)
                 clients.apps[kind] = app
                 await app.wait_engine(("attached",), timeout=300)
                 clients.cookies[kind] = await login(app.url, CHAT_USER, app.user_password)
