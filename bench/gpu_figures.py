@@ -6,8 +6,9 @@ upstream's record of each request and the client's view of it are compared direc
 * first-token overhead: (request arrived at the upstream − question sent) + (first token at the
   client − first token written by the upstream): all the time the app (or client) added, the upstream's
   own first-token delay left out;
-* delivered ratio: the span over which the upstream wrote the run's tokens ÷ the span over which the
-  clients received them (first token to last, over all answers); 1.0 keeps up, 0.5 shows half the rate;
+* delivered ratio: the span over which the upstream wrote the run's tokens ÷ the span from its first
+  token written until the clients had the last one (over all answers); 1.0 keeps up, 0.5 shows the
+  text at half the rate (a late first token with the rest on time does not count as faster);
 * tail lag: last token at the client − last token written, per answer.
 """
 
@@ -114,7 +115,7 @@ def figures(client: str, sessions: int, rate: float, answers: list[Answer], reco
         out.request_p95_ms = percentile(requests, 0.95) * 1000
         out.events_per_answer = statistics.median(events)
         out.updates_per_s = statistics.median(updates) if updates else float("nan")
-        client_span = max(cl_last) - min(cl_first)
+        client_span = max(cl_last) - min(up_first)
         upstream_span = max(up_last) - min(up_first)
         out.delivered_ratio = upstream_span / client_span if client_span > 0 else 1.0
     out.errors = tuple(errors[:3])
