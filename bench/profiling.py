@@ -18,21 +18,24 @@ from pathlib import Path
 from chainlit_app.settings import PROJECT_ROOT
 
 PY_SPY = PROJECT_ROOT / ".venv" / "bin" / "py-spy"
-# (label, a substring of a frame "function (file:line)"), first match per stack counted once per label
+# (label, substrings of a frame "function (file:line)"): a sample counts for the area of its deepest frame
+# that matches one (py-spy writes paths from the package folder on, e.g. "sqlalchemy/orm/session.py").
 AREAS = (
-    ("openai client + httpx (request, SSE read)", ("/openai/", "/httpx", "/httpcore/", "/h11/")),
-    ("chat relay (answer_stream, pacing, saving)", ("chainlit_app/answer_stream", "chainlit_app/pacing",
-                                                    "chainlit_app/answer_saving", "chainlit_app/engine/stream")),
-    ("Chainlit message/step machinery", ("/chainlit/message.py", "/chainlit/step.py", "/chainlit/context.py",
-                                         "/chainlit/emitter.py")),
-    ("socket.io / engine.io emit", ("/socketio/", "/engineio/")),
-    ("websocket frames (wsproto/websockets, deflate)", ("/wsproto/", "/websockets/", "zlib", "compress")),
-    ("history (SQLAlchemy data layer, aiosqlite)", ("/sqlalchemy/", "aiosqlite", "/chainlit/data/",
+    ("history (SQLAlchemy data layer, aiosqlite)", ("sqlalchemy/", "aiosqlite/", "chainlit/data/",
                                                     "chainlit_app/history")),
-    ("JSON encoding/decoding", ("json/encoder", "json/decoder", "json/__init__")),
-    ("monitor (log tail, probes)", ("chainlit_app/monitor", "chainlit_app/diagnostics", "chainlit_app/engine/http")),
-    ("uvicorn / starlette HTTP", ("/uvicorn/", "/starlette/")),
-    ("asyncio event loop itself", ("asyncio/base_events", "asyncio/events", "selectors.py")),
+    ("openai client + httpx (request, SSE read)", ("openai/", "httpx/", "httpx2/", "httpcore/", "h11/", "anyio/")),
+    ("websocket frames (wsproto/websockets, deflate)", ("wsproto/", "websockets/", "zlib")),
+    ("socket.io / engine.io", ("socketio/", "engineio/")),
+    ("JSON encoding/decoding", ("json/",)),
+    ("Chainlit message/step/emitter", ("chainlit/message.py", "chainlit/step.py", "chainlit/context.py",
+                                       "chainlit/emitter.py", "chainlit/socket.py", "chainlit/session.py")),
+    ("chat relay (answer_stream, pacing, saving, cleaning)", ("chainlit_app/answer_stream", "chainlit_app/pacing",
+                                                             "chainlit_app/answer_saving", "chainlit_app/engine/stream",
+                                                             "chainlit_app/cleaning")),
+    ("monitor (log tail, probes, findings)", ("chainlit_app/monitor", "chainlit_app/diagnostics",
+                                              "chainlit_app/engine/http")),
+    ("uvicorn / starlette HTTP", ("uvicorn/", "starlette/", "fastapi/")),
+    ("other app code (chat.py, app.py)", ("chainlit_app/", "app.py")),
 )
 
 
@@ -57,6 +60,14 @@ async def recording(pid: int, out: Path, fmt: str = "raw", rate: int = 250) -> A
             spy.kill()
 
 
+def _area(frames: list[str]) -> str:
+    for frame in reversed(frames):
+        for label, needles in AREAS:
+            if any(needle in frame for needle in needles):
+                return label
+    return "event loop, selectors, asyncio and the rest"
+
+
 def summary(collapsed: Path, top: int = 25) -> str:
     """Shares of busy samples per area and the functions with the most inclusive samples."""
     areas: Counter[str] = Counter()
@@ -71,14 +82,12 @@ def summary(collapsed: Path, top: int = 25) -> str:
         if frames and ("select (selectors.py" in frames[-1] or "epoll" in frames[-1]):
             continue  # waiting for I/O: not CPU
         total += count
-        for label, needles in AREAS:
-            if any(needle in frame for frame in frames for needle in needles):
-                areas[label] += count
+        areas[_area(frames)] += count
         for frame in set(frames):
             functions[frame] += count
     if not total:
         return "no busy samples"
-    lines = [f"busy samples: {total} (inclusive shares; a stack can count in several areas)"]
+    lines = [f"busy samples: {total} (each counted once, for its deepest recognised frame)"]
     lines += [f"{100 * n / total:5.1f} %  {label}" for label, n in areas.most_common()]
     lines.append("")
     lines.append("functions by inclusive samples:")
