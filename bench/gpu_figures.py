@@ -84,7 +84,6 @@ def figures(client: str, sessions: int, rate: float, answers: list[Answer], reco
     updates: list[float] = []
     up_first: list[float] = []
     up_last: list[float] = []
-    cl_first: list[float] = []
     cl_last: list[float] = []
     errors: list[str] = []
     for answer in answers:
@@ -106,7 +105,6 @@ def figures(client: str, sessions: int, rate: float, answers: list[Answer], reco
             updates.append(answer.stream_events / span)
         up_first.append(record["first_sent"])
         up_last.append(record["last_sent"])
-        cl_first.append(answer.first_at)
         cl_last.append(answer.last_at)
     if overheads:
         out.overhead_p50_ms = statistics.median(overheads) * 1000
