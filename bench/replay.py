@@ -108,6 +108,7 @@ class ReplayServer:
         self.generated += sent
         if first == 0:
             stream.record["first_sent"] = now
+            stream.record["first_sent_epoch"] = time.time()
         stream.record["last_sent"] = now
         stream.record["last_sent_epoch"] = time.time()  # for a browser's clock (Date.now())
         stream.record["tokens"] = tokens_at[last - 1]
