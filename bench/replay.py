@@ -103,14 +103,15 @@ class ReplayServer:
         frame = b"%x\r\n%b\r\n" % (len(payload), payload)
         if last == len(ends):
             frame += b"0\r\n\r\n"
+        epoch = time.time()  # before the write: a process descheduled after it would stamp the token late
         stream.writer.write(frame)
         sent = tokens_at[last - 1] - (tokens_at[first - 1] if first else 0)
         self.generated += sent
         if first == 0:
             stream.record["first_sent"] = now
-            stream.record["first_sent_epoch"] = time.time()
+            stream.record["first_sent_epoch"] = epoch
         stream.record["last_sent"] = now
-        stream.record["last_sent_epoch"] = time.time()  # for a browser's clock (Date.now())
+        stream.record["last_sent_epoch"] = epoch  # for a browser's clock (Date.now())
         stream.record["tokens"] = tokens_at[last - 1]
         stream.record["writes"] += 1
         stream.next = last
