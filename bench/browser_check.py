@@ -20,7 +20,7 @@ from typing import Any
 from playwright.async_api import Page, async_playwright
 
 from bench.apps import CHAT_USER, start_app
-from bench.gpu_clients import question
+from bench.gpu_clients import question, tag_of
 from bench.replay_streams import load_streams
 from bench.report import Row
 from bench.sections import Context
@@ -88,11 +88,11 @@ async def follow(ctx: Context) -> dict[str, Any]:
             await page.fill("#password", app.user_password)
             await page.click("button[type=submit]")
             await page.wait_for_selector("text=Welcome!", timeout=60_000)
-            for _answer in range(3):  # the first two also learn the pace; the third is measured
+            for answer in range(3):  # the first two also learn the pace; the third is measured
                 await upstream.take_records()
                 before = await page.locator(".ai-message .message-content").count()
                 await page.evaluate(WATCH, [tail, before])
-                await page.fill("#chat-input", question("browser"))
+                await page.fill("#chat-input", question(f"browser-{answer}"))
                 await page.click("#chat-submit")
                 await page.wait_for_function("() => window.__shown !== null", timeout=60_000)
             offset_ms, spread_ms = await clock_offset(page)
@@ -100,7 +100,8 @@ async def follow(ctx: Context) -> dict[str, Any]:
             first_ms = float(await page.evaluate("() => window.__first")) - offset_ms
             await asyncio.sleep(1.0)
             await browser.close()
-        record = (await upstream.take_records())[-1]
+        # the measured question's own request (the app's monitor may send probes of its own meanwhile)
+        record = next(r for r in await upstream.take_records() if tag_of(str(r["question"])) == "browser-2")
         return {"lag_ms": shown_ms - record["last_sent_epoch"] * 1000,
                 "first_lag_ms": first_ms - record["first_sent_epoch"] * 1000, "tokens": record["tokens"],
                 "upstream_s": record["last_sent"] - record["first_sent"], "writes": record["writes"],
