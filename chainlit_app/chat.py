@@ -33,6 +33,7 @@ from chainlit_app.engine.logfiles import phase_only
 from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.stream import open_chat_stream
 from chainlit_app.failures import explain
+from chainlit_app.remedy_notices import welcome_lines
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,7 @@ async def start_chat(runtime: Runtime, actions: list[cl.Action] | None = None, i
     notice = runtime.status.notice
     if notice:
         lines.append(f"**Note:** {notice}")
+    lines += welcome_lines(runtime, is_admin)  # what CHAT_AUTO_REMEDY=safe changed by itself
     await cl.Message(content="\n\n".join(lines), author=SYSTEM_AUTHOR, actions=actions or []).send()
 
 

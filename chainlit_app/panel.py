@@ -39,16 +39,26 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
     status["now"] = time.time()
     # The status carries errors and progress text that may name a URL with its password, or the key.
     status = redact_tree(status, runtime.monitor.secrets())
-    return {"engine": status, "streaming": runtime.pace.snapshot(), **runtime.monitor.snapshot()}
+    monitored = runtime.monitor.snapshot()
+    # Remedies (issue 13): per finding what would fix it and how the last try went; the overrides in force.
+    await runtime.remedies.annotate(monitored["findings"], runtime.monitor.secrets())
+    remedies = redact_tree({"overrides": runtime.remedies.overrides_json(), "remedies": runtime.remedies.state_json()},
+                           runtime.monitor.secrets())
+    return {"engine": status, "streaming": runtime.pace.snapshot(), **monitored, **remedies}
+
+
+async def admin_only(user: Any = Depends(get_current_user)) -> Any:  # noqa: B008
+    """The one admin check of the panel's routes (a dependency, so it answers before a body is read)."""
+    if not is_admin(user):
+        raise HTTPException(status_code=403, detail="diagnostics are for admins only")
+    return user
 
 
 def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
     router = APIRouter()
 
-    @router.get(API_PATH)
-    async def diagnostics(user: Any = Depends(get_current_user)) -> dict[str, Any]:  # noqa: B008
-        if not is_admin(user):
-            raise HTTPException(status_code=403, detail="diagnostics are for admins only")
+    @router.get(API_PATH, dependencies=[Depends(admin_only)])
+    async def diagnostics() -> dict[str, Any]:
         return await diagnostics_payload(runtime_getter())
 
     return router

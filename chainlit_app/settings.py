@@ -66,6 +66,8 @@ class EngineSettings(_Group):
     startup_timeout: float = Field(default=900.0, gt=0)
     stop_grace: float = Field(default=10.0, ge=0)
     max_restarts: int = Field(default=3, ge=0)
+    auto_remedy: Literal["off", "safe"] = Field(
+        default="off", description="safe: apply a finding's safe remedy by itself, once per kind per app run")
 
     _venv_in_project = field_validator("venv", mode="after")(_in_project)
 

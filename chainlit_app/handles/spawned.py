@@ -236,17 +236,19 @@ class SpawnedEngine:
         log_file = self.log_file or self.settings.logging.engine_log
         return classify_file(str(log_file)).root if log_file.exists() else None
 
-    async def apply_remedy(self, proposal: Proposal, confirmed: bool = False) -> RemedyResult:
+    async def apply_remedy(self, proposal: Proposal, confirmed: bool = False, auto: bool = False) -> RemedyResult:
         """Write the override, restart vLLM with it, and verify with a one-token chat completion. An unsafe
-        remedy (trust_remote_code) needs `confirmed`, which the caller may only set after showing its risk."""
-        if not proposal.remedy.safe and not confirmed:
+        remedy (trust_remote_code) needs `confirmed`, which the caller may only set after showing its risk;
+        `auto` marks an override the automatic mode wrote (never an unsafe one)."""
+        if not proposal.remedy.safe and (auto or not confirmed):
             raise PermissionError(f"remedy {proposal.remedy.id} needs an explicit confirmation: {proposal.remedy.risk}")
         async with self._remedy_lock:
-            started = time.monotonic()
-            self.overrides.add(proposal)
+            started, started_at = time.monotonic(), time.time()
+            self.overrides.add(proposal, auto=auto)
             result = await self._relaunch_and_verify(proposal.remedy.id, "apply", started)
         if result.fixed:
-            self.store.resolve_kind(proposal.finding.kind, f"fixed by {proposal.remedy.id} (verified by a completion)")
+            self.store.resolve_kind(proposal.finding.kind, f"fixed by {proposal.remedy.id} (verified by a completion)",
+                                    since=started_at)
         return result
 
     async def undo_remedy(self, remedy_id: str) -> RemedyResult:
