@@ -120,12 +120,13 @@ class FindingsStore:
         for finding in findings:
             self.add(finding)
 
-    def resolve_all(self, reason: str = "") -> int:
-        """Mark every open entry resolved (e.g. the engine is healthy again after a restart)."""
+    def resolve_all(self, reason: str = "", seen_before: float | None = None) -> int:
+        """Mark every open entry resolved (e.g. the engine is healthy again after a restart); with `seen_before`,
+        only those last seen before then (what a new launch reports stays open)."""
         now = self._clock()
         changed = 0
         for entry in self._entries.values():
-            if not entry.resolved:
+            if not entry.resolved and (seen_before is None or entry.last_seen < seen_before):
                 entry.resolved, entry.resolved_at, entry.resolved_reason = True, now, reason
                 changed += 1
         return changed

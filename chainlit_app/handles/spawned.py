@@ -249,6 +249,9 @@ class SpawnedEngine:
         if result.fixed:
             self.store.resolve_kind(proposal.finding.kind, f"fixed by {proposal.remedy.id} (verified by a completion)",
                                     since=started_at)
+            # What the failed launch reported besides its cause ("the server stopped before it was ready") is over
+            # too: the engine now answers. What the new launch reports stays open.
+            self.store.resolve_all(f"engine ready and verified after {proposal.remedy.id}", seen_before=started_at)
         return result
 
     async def undo_remedy(self, remedy_id: str) -> RemedyResult:

@@ -130,6 +130,8 @@ async def test_admin_applies_the_fix_over_http_and_undoes_it(tmp_path: Path) -> 
             fixed = next(f for f in body["findings"] if f["id"] == finding["id"])
             assert fixed["resolved"] and fixed["resolved_reason"].startswith("fixed by fit_max_model_len"), fixed
             assert fixed["remedy_outcome"]["state"] == "verified" and fixed["remedies"] == []
+            still_open = [(f["kind"], f["rule"]) for f in body["findings"] if not f["resolved"]]
+            assert not still_open, f"the failed launch's findings stay open beside a verified engine: {still_open}"
 
             async with ChainlitSession(app.url, "alice", USER_PASSWORD) as chat:
                 answer = await chat.ask("What is the capital of France?", timeout=180)
@@ -169,6 +171,8 @@ async def test_automatic_mode_fixes_the_fault_without_a_click(tmp_path: Path) ->
                   f"it was applied; notices: {[n['admin_text'][:80] for n in body['remedies']['notices']]}")
             told = [t for t in texts(chat.events) if "automatic fix" in t.lower()]
             assert told, texts(chat.events)
+            how = "in its welcome message" if all(t.startswith("Welcome!") for t in told) else "by a notice"
+            print(f"the open chat session was told {how}: {told}")
             assert all("max_model_len" not in t and "--max-model-len" not in t for t in told), "a user saw the details"
             answer = await chat.ask("What is the capital of France?", timeout=180)
             assert answer.completed and "Paris" in answer.text, (answer.text, answer.notices, answer.error)

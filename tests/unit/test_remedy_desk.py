@@ -123,3 +123,17 @@ def test_a_verified_fix_relabels_what_its_restart_resolved(tmp_path: Path) -> No
     assert store.resolve_kind("out_of_memory", "fixed by fit_max_model_len", since=105.0) == 1
     assert store.snapshot()[0]["resolved_reason"] == "fixed by fit_max_model_len"
     assert store.resolve_kind("out_of_memory", "later", since=125.0) == 0, "resolved before that apply: kept"
+
+
+def test_after_a_verified_fix_only_what_the_failed_launch_saw_is_resolved() -> None:
+    now = [100.0]
+    store = FindingsStore(clock=lambda: now[0])
+    store.add(root(KV_LOG))
+    store.add(Finding(kind="startup_failure", line=162, text="RuntimeError: Engine core initialization failed.",
+                      hint="", rule="engine_failed"))
+    now[0] = 130.0
+    # seen after the apply began: the new launch's own, kept open
+    store.add(Finding(kind="slow_or_stalled", line=3, text="no token for 30 s", hint="", rule="stall"))
+    assert store.resolve_all("engine ready and verified", seen_before=120.0) == 2
+    assert {e["kind"]: e["resolved"] for e in store.snapshot()} == {
+        "slow_or_stalled": False, "out_of_memory": True, "startup_failure": True}
