@@ -209,6 +209,8 @@ class RemedyDesk:
         self._not_busy()
         if not any(o.remedy == remedy_id for o in engine.overrides.entries()):
             raise RemedyRefused(404, f"No override of remedy {remedy_id!r} to undo.")
+        # The fix is gone: its cards no longer say "fixed by" (the fault, if it returns, is offered the fix again).
+        self.outcomes = {key: o for key, o in self.outcomes.items() if o.remedy != remedy_id}
         self.running = {"action": "undo", "remedy": remedy_id, "finding": None, "auto": False, "since": time.time()}
         log.info("remedy %s: undo requested", remedy_id)
         self._task = asyncio.create_task(self._run(engine.undo_remedy(remedy_id), remedy_id, "undo", None),

@@ -52,4 +52,5 @@ def test_apply_fix_in_the_panel_until_verified(demo_model: Path, tmp_path: Path,
         assert "out_of_memory" in text and "estimated maximum model length" in text, "the cause is not listed"
         expect(override.locator("[data-testid=diag-remedy-undo]")).to_have_accessible_name("Undo fit_max_model_len")
         expect(override.locator("[data-testid=diag-remedy-undo]")).to_be_enabled()
+        state.scroll_into_view_if_needed()  # the screenshot shows the card's state; the overrides are below it
         save_screenshot(page, "remedy-applied.png")

@@ -144,8 +144,11 @@ async def test_admin_applies_the_fix_over_http_and_undoes_it(tmp_path: Path) -> 
             # Undo restores the configured setting, which the KV cache cannot hold: vLLM fails again, and says why.
             assert result["action"] == "undo" and not result["fixed"] and result["overrides"] == {}
             assert any("out_of_memory" in line or "KV cache" in line for line in result["evidence"]), result
-            body = await diagnostics(app)
+            body = await wait_for(app, "the fault to be offered its fix again",
+                                  lambda b: oom_with_remedy(b) is not None, timeout=30)
             assert body["overrides"]["overrides"] == [] and body["engine"]["state"] == "failed"
+            reopened = oom_with_remedy(body)
+            assert reopened is not None and reopened["remedy_outcome"] is None, "the undone fix still says fixed"
             again = await http.post(UNDO, json={"remedy": "fit_max_model_len"})
             assert again.status_code == 404, again.text
         assert "remedy fit_max_model_len: applying" in app.log_text()
