@@ -18,6 +18,7 @@ import pytest
 
 from bench.apps import AppServer, start_app
 from bench.chainlit_client import ChainlitSession, Event, login
+from chainlit_app.engine.supervisor import free_port
 from tests.conftest import need_engine
 
 pytestmark = pytest.mark.integration
@@ -184,3 +185,21 @@ async def test_automatic_mode_fixes_the_fault_without_a_click(tmp_path: Path) ->
         async with ChainlitSession(app.url, "admin", app.password) as admin_chat:
             welcome = " ".join(texts(admin_chat.events))
         assert "Automatic fix" in welcome and "--max-model-len" in welcome, welcome
+
+
+async def test_attach_mode_says_the_app_does_not_own_the_engine(tmp_path: Path) -> None:
+    """Attached to a server it did not start (here: nothing listens), the app cannot change its launch."""
+    server = start_app(tmp_path, chat_user="alice", user_password=USER_PASSWORD, CHAT_MODE="attach",
+                       CHAT_VLLM_URL=f"http://127.0.0.1:{free_port()}/v1", CHAT_PRELAUNCH="0")
+    try:
+        await server.wait_http(180)
+        body = await server.diagnostics()
+        assert body["overrides"] == {"overrides": [], "problem": None} and body["remedies"]["available"] is False
+        async with httpx.AsyncClient(base_url=server.url, timeout=30, cookies=await server.admin_cookies()) as http:
+            for path, payload in ((APPLY, {"kind": "out_of_memory", "remedy": "fit_max_model_len"}),
+                                  (UNDO, {"remedy": "fit_max_model_len"})):
+                refused = await http.post(path, json=payload)
+                assert refused.status_code == 409, refused.text
+                assert "did not start" in refused.json()["detail"] and "CHAT_MODE=attach" in refused.json()["detail"]
+    finally:
+        server.stop()
