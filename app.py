@@ -40,6 +40,7 @@ from chainlit_app.auth import (  # noqa: E402
 )
 from chainlit_app.cleaning import MAX_MESSAGE_BYTES  # noqa: E402
 from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema  # noqa: E402
+from chainlit_app.i18n import t  # noqa: E402
 from chainlit_app.origins import OriginPolicy  # noqa: E402
 from chainlit_app.private_files import private_dir  # noqa: E402
 from chainlit_app.sessions import install_session_checks  # noqa: E402
@@ -63,7 +64,7 @@ USERS = UserDirectory(SETTINGS, token_key=ensure_auth_secret(SETTINGS))
 LOGIN_THROTTLE = LoginThrottle()
 install_session_checks(USERS, lifetime=SETTINGS.auth.session_hours * 3600)
 install_origin_checks(OriginPolicy(SETTINGS.auth.origins))
-install_routes(login_router(LOGIN_THROTTLE))
+install_routes(login_router(LOGIN_THROTTLE, SETTINGS.chat.language))
 install_routes(health_router(lambda: RUNTIME))
 install_routes(panel.diagnostics_router(lambda: RUNTIME))
 install_routes(remedy_routes.remedy_router(lambda: RUNTIME))
@@ -96,6 +97,7 @@ async def on_login(username: str, password: str) -> cl.User | None:
 
 @cl.on_chat_start
 async def on_chat_start() -> None:
+    chat.apply_language(RUNTIME)
     if current_user_is_admin():
         await panel.offer_panel()
         await chat.start_chat(RUNTIME, actions=[panel.open_action()], is_admin=True)
@@ -105,6 +107,7 @@ async def on_chat_start() -> None:
 
 @cl.on_chat_resume
 async def on_chat_resume(thread: ThreadDict) -> None:
+    chat.apply_language(RUNTIME)
     steps: list[dict[str, Any]] = [dict(step) for step in thread.get("steps", [])]
     chat.resume_chat(RUNTIME, conversation_turns(steps, chat.AUTHOR))
     if current_user_is_admin():
@@ -113,25 +116,29 @@ async def on_chat_resume(thread: ThreadDict) -> None:
 
 @cl.action_callback(chat.RETRY_ACTION)
 async def on_retry(action: cl.Action) -> None:
+    chat.apply_language(RUNTIME)
     await chat.retry(RUNTIME, action.payload, current_user_is_admin())
 
 
 @cl.action_callback("open_diagnostics")
 async def on_open_diagnostics(_action: cl.Action) -> None:
+    chat.apply_language(RUNTIME)
     if current_user_is_admin():
         await panel.open_panel()
 
 
 @cl.on_settings_update
 async def on_settings_update(values: dict[str, Any]) -> None:
+    chat.apply_language(RUNTIME)
     chat.update_settings(RUNTIME, values)
 
 
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
+    chat.apply_language(RUNTIME)
     admin = current_user_is_admin()
-    if message.command == panel.COMMAND or message.content.strip().lower() in ("/diagnostics", "/diag"):
-        await (panel.open_panel() if admin else chat.say("The diagnostics panel is for admins only."))
+    if panel.is_command(message.command) or message.content.strip().lower() in ("/diagnostics", "/diag"):
+        await (panel.open_panel() if admin else chat.say(t("chat.admins_only")))
         return
     await chat.handle_message(RUNTIME, message, admin)
 

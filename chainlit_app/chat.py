@@ -15,16 +15,12 @@ from chainlit_app.answer_saving import AnswerSaver
 from chainlit_app.answer_stream import AnswerRequest, AnswerStream
 from chainlit_app.cleaning import Refused, admit_text, clean_text
 from chainlit_app.conversation import (
-    NOTE_CUT,
-    NOTE_DECODE,
-    NOTE_EMPTY_PREFIX,
-    NOTE_INTERRUPTED_PREFIX,
-    NOTE_SEE_PANEL,
-    NOTE_STOPPED,
     Conversation,
     InputTooLong,
     Params,
     bounded_prompt,
+    note,
+    trimmed_note,
     with_note,
 )
 from chainlit_app.diagnostics.redact import redact
@@ -33,6 +29,7 @@ from chainlit_app.engine.logfiles import phase_only
 from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.stream import open_chat_stream
 from chainlit_app.failures import explain
+from chainlit_app.i18n import choose, localize, set_language, t
 from chainlit_app.remedy_notices import welcome_lines
 from chainlit_app.runtime import Runtime
 
@@ -45,10 +42,17 @@ SYSTEM_AUTHOR = "Console"
 RETRY_ACTION = "retry_question"
 
 
+def apply_language(runtime: Runtime) -> None:
+    """Speak the session's language in this hook: CHAT_LANGUAGE, else the browser's (Accept-Language)."""
+    browser = getattr(cl.context.session, "language", None)
+    set_language(choose(runtime.settings.chat.language, browser))
+
+
 def default_params(runtime: Runtime) -> Params:
     s = runtime.settings
     return Params(runtime.default_temperature(), s.chat.top_p, s.chat.max_tokens,
-                  bounded_prompt(s.chat.system_prompt, s.chat.max_system_prompt_chars))
+                  bounded_prompt(s.chat.system_prompt, s.chat.max_system_prompt_chars),
+                  runtime.default_repetition_penalty())
 
 
 def _params() -> Params:
@@ -70,21 +74,31 @@ def engine_line(runtime: Runtime, is_admin: bool = False) -> str:
     latest log line, the address; secrets masked); everyone else the phase alone, without a path or URL."""
     status = runtime.status
     if runtime.is_ready():
-        return f"Model **{runtime.served_model_name}** is ready."
+        return t("chat.ready", model=runtime.served_model_name)
     if status.state == EngineState.FAILED:
         if not is_admin:
-            return "The model server could not start; an admin can see why in the diagnostics panel"
-        return _masked(runtime, f"The model server could not start: {status.error or 'see the diagnostics panel'}")
+            return t("chat.failed_user")
+        return _masked(runtime, t("chat.failed_admin", error=localize(status.error) or t("chat.see_panel_short")))
     if runtime.engine.waiting_for is not None:
         if not is_admin:
-            return "Waiting for the vLLM server"
-        return _masked(runtime, f"Waiting for the vLLM server at {runtime.engine.waiting_for}"
-                       + (f": {status.error}" if status.error else ""))
+            return t("chat.waiting_user")
+        if status.error:
+            return _masked(runtime, t("chat.waiting_admin_error", url=runtime.engine.waiting_for,
+                                      error=localize(status.error)))
+        return _masked(runtime, t("chat.waiting_admin", url=runtime.engine.waiting_for))
     started = status.started_at or runtime.started_at
     elapsed = int(time.time() - started)
     shown = status.progress if is_admin or not status.progress else phase_only(status.progress)
-    progress = f" — {_masked(runtime, shown)}" if shown else ""
-    return f"The model server is starting ({elapsed} s so far, 1 to 3 minutes on a CPU){progress}"
+    if not shown:
+        return t("chat.starting", elapsed=elapsed)
+    return t("chat.starting_progress", elapsed=elapsed, progress=_masked(runtime, _progress_text(shown)))
+
+
+def _progress_text(progress: str) -> str:
+    """The app's own progress phrases and the phase names in the reader's language; vLLM's lines as printed."""
+    if progress in ("boot", "loading", "serving", "stopping"):
+        return t(f"phase.{progress}")
+    return str(localize(progress))
 
 
 def _masked(runtime: Runtime, text: str) -> str:
@@ -99,10 +113,15 @@ async def say(text: str) -> None:
 async def send_settings(params: Params) -> None:
     await cl.ChatSettings(
         [
-            Slider(id="temperature", label="Temperature", initial=params.temperature, min=0, max=2, step=0.05),
-            Slider(id="top_p", label="Top-p", initial=params.top_p, min=0.05, max=1, step=0.05),
-            Slider(id="max_tokens", label="Max tokens", initial=params.max_tokens, min=16, max=4096, step=16),
-            TextInput(id="system_prompt", label="System prompt", initial=params.system_prompt, multiline=True),
+            Slider(id="temperature", label=t("settings.temperature"), initial=params.temperature, min=0, max=2,
+                   step=0.05),
+            Slider(id="top_p", label=t("settings.top_p"), initial=params.top_p, min=0.05, max=1, step=0.05),
+            Slider(id="max_tokens", label=t("settings.max_tokens"), initial=params.max_tokens, min=16, max=4096,
+                   step=16),
+            Slider(id="repetition_penalty", label=t("settings.repetition_penalty"),
+                   initial=params.repetition_penalty, min=1, max=2, step=0.05),
+            TextInput(id="system_prompt", label=t("settings.system_prompt"), initial=params.system_prompt,
+                      multiline=True),
         ]
     ).send()
 
@@ -112,10 +131,10 @@ async def start_chat(runtime: Runtime, actions: list[cl.Action] | None = None, i
     cl.user_session.set(PARAMS, params)
     cl.user_session.set(CONVERSATION, Conversation())
     await send_settings(params)
-    lines = [f"Welcome! {engine_line(runtime, is_admin)}"]
+    lines = [t("chat.welcome", status=engine_line(runtime, is_admin))]
     notice = runtime.status.notice
     if notice:
-        lines.append(f"**Note:** {notice}")
+        lines.append(t("chat.notice", notice=localize(notice)))
     lines += welcome_lines(runtime, is_admin)  # what CHAT_AUTO_REMEDY=safe changed by itself
     await cl.Message(content="\n\n".join(lines), author=SYSTEM_AUTHOR, actions=actions or []).send()
 
@@ -130,19 +149,19 @@ async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
     """Show start-up progress in one message until the engine is ready (or has given up)."""
     if runtime.is_ready():
         return True
-    later = "Your question will be answered once it is ready."
-    waiting = cl.Message(content=f"⏳ {engine_line(runtime, is_admin)}. {later}", author=SYSTEM_AUTHOR)
+    waiting = cl.Message(content=t("chat.waiting_message", status=engine_line(runtime, is_admin)),
+                         author=SYSTEM_AUTHOR)
     await waiting.send()
     deadline = time.monotonic() + runtime.settings.engine.startup_timeout
     while not runtime.has_given_up() and time.monotonic() < deadline:
         if await runtime.wait_ready(timeout=1.0):  # returns the moment the engine is ready
             break
-        waiting.content = f"⏳ {engine_line(runtime, is_admin)}. {later}"
+        waiting.content = t("chat.waiting_message", status=engine_line(runtime, is_admin))
         await waiting.update()
     if runtime.is_ready():
         await waiting.remove()
         return True
-    waiting.content = f"❌ {engine_line(runtime, is_admin)}"
+    waiting.content = t("chat.gave_up_message", status=engine_line(runtime, is_admin))
     await waiting.update()
     return False
 
@@ -155,7 +174,7 @@ async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) 
         await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
         return
     if not text.strip():
-        await cl.Message(content="Please type a question first.", author=SYSTEM_AUTHOR).send()
+        await cl.Message(content=t("chat.empty_question"), author=SYSTEM_AUTHOR).send()
         return
     if text != message.content:  # shown, stored and asked: the same cleaned text
         message.content = text
@@ -182,14 +201,14 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     msg = cl.Message(content="", author=AUTHOR)
     saver = AnswerSaver(msg)  # shows the tokens and keeps the history up to date while they come
     try:
-        fitted = conversation.fit(params, runtime.settings.engine.max_model_len)
+        fitted = conversation.fit(params, runtime.context_length())
     except InputTooLong as exc:
         await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
         return None
     started = time.monotonic()
     request = AnswerRequest(
         runtime.served_model_name, params, fitted,
-        shorten=lambda: conversation.fit(params, runtime.settings.engine.max_model_len, budget_scale=0.5),
+        shorten=lambda scale: conversation.fit(params, runtime.context_length(), budget_scale=scale),
     )
     answer = AnswerStream(request, lambda body: open_chat_stream(runtime.client(), body), runtime.pace,
                           batching=runtime.settings.chat.stream_batching)
@@ -201,27 +220,30 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         findings = runtime.monitor.observe_answer(answer.text, finish_reason, completion_tokens,
                                                   first_token_seconds=answer.first_token_seconds)
         if not msg.content:
-            msg.content = (
-                f"{NOTE_EMPTY_PREFIX}: finish reason {finish_reason}, "
-                f"{completion_tokens if completion_tokens is not None else 'unknown'} tokens.)_"
-            )
+            tokens = completion_tokens if completion_tokens is not None else t("note.tokens_unknown")
+            msg.content = note("empty", finish_reason=finish_reason, tokens=tokens)
             if is_admin:
-                msg.content = with_note(msg.content, NOTE_SEE_PANEL)
+                msg.content = with_note(msg.content, note("see_panel"))
             await msg.send()
             log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
         text = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
         if is_admin and any(f.kind == Kind.DECODE_ERROR for f in findings):
-            msg.content = with_note(msg.content, NOTE_DECODE)
+            msg.content = with_note(msg.content, note("decode"))
         if finish_reason == "length":
-            msg.content = with_note(msg.content, NOTE_CUT)
+            msg.content = with_note(msg.content, note("cut"))
+        if any(f.kind == Kind.DEGENERATE_OUTPUT for f in findings):
+            msg.content = with_note(msg.content, note("looping"))
+        if answer.sent.dropped_turns:
+            msg.content = with_note(msg.content, trimmed_note(answer.sent.dropped_turns, runtime.context_length(),
+                                                              answer.refused_as_too_long, answer.sent.max_tokens))
         await msg.send()
         log.info("answer: %d chars in %.2f s", len(text), time.monotonic() - started)
         return text
     except asyncio.CancelledError:
         await saver.settle()
         partial = clean_text(answer.text)  # the stream is closed already: vLLM has stopped generating
-        msg.content = with_note(partial, NOTE_STOPPED)
+        msg.content = with_note(partial, note("stopped"))
         if partial:  # the reader saw it, so the model sees it next time too
             conversation.add("assistant", partial)
         else:
@@ -238,23 +260,24 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         question = conversation.turns[-1]["content"] if conversation.turns else ""
         retry = [retry_action(question)] if question else []
         if partial:
-            msg.content = with_note(partial, f"{NOTE_INTERRUPTED_PREFIX}{explanation}_")
+            msg.content = with_note(partial, note("interrupted", reason=explanation))
             msg.actions = retry
             await msg.send()
             return partial
-        await cl.Message(content=f"⚠ {explanation}", author=SYSTEM_AUTHOR, actions=retry).send()
+        await cl.Message(content=t("chat.failure", explanation=explanation), author=SYSTEM_AUTHOR,
+                         actions=retry).send()
         return None
 
 
 def retry_action(question: str) -> cl.Action:
-    return cl.Action(name=RETRY_ACTION, payload={"question": question}, label="Retry", icon="rotate-ccw",
-                     tooltip="Ask again once the model server is back")
+    return cl.Action(name=RETRY_ACTION, payload={"question": question}, label=t("chat.retry_label"), icon="rotate-ccw",
+                     tooltip=t("chat.retry_tooltip"))
 
 
 def retry_question(payload: object) -> str:
     """The question of a Retry action's payload, which comes from the client: checked like a message."""
     question = payload.get("question", "") if isinstance(payload, dict) else None
-    return admit_text(question, what="The question to retry")
+    return admit_text(question, what=t("chat.what_retry"))
 
 
 async def retry(runtime: Runtime, payload: object, is_admin: bool) -> None:
@@ -266,7 +289,7 @@ async def retry(runtime: Runtime, payload: object, is_admin: bool) -> None:
         return
     if not question.strip():
         return
-    await say(f"Retrying: {question[:200]}")
+    await say(t("chat.retrying", question=question[:200]))
     await _ask(runtime, question, is_admin)
 
 

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from chainlit_app.i18n import t
 from chainlit_app.panel import admin_only
 from chainlit_app.remedy_desk import RemedyRefused
 from chainlit_app.runtime import Runtime
@@ -50,18 +51,17 @@ class UndoRequest(BaseModel):
 async def _body(request: Request, model: type[Body], example: str) -> Body:
     """The JSON body as `model`, or a 4xx that says what a good one looks like."""
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
-        raise HTTPException(status_code=415,
-                            detail=f"Send a JSON body (Content-Type: application/json), e.g. {example}")
+        raise HTTPException(status_code=415, detail=t("remedy_api.json_only", example=example))
     try:
         data = json.loads(await request.body() or b"null")
     except ValueError as exc:  # not JSON, or not UTF-8
-        raise HTTPException(status_code=400, detail=f"The body is not JSON ({exc}); send e.g. {example}") from None
+        raise HTTPException(status_code=400, detail=t("remedy_api.not_json", error=exc, example=example)) from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors())
-        raise HTTPException(status_code=400,
-                            detail=f"The request is not understood ({problems}); send e.g. {example}") from None
+        raise HTTPException(status_code=400, detail=t("remedy_api.not_understood", problems=problems,
+                                                      example=example)) from None
 
 
 def _refused(exc: RemedyRefused) -> JSONResponse:

@@ -34,9 +34,15 @@ class Runtime:
         self._client: openai.AsyncOpenAI | None = None
         self._client_key: tuple[str, str] | None = None
         self.started_at = time.time()
-        self.monitor = Monitor(lambda: self.engine.log_file, lambda: self.engine.endpoint)
+        engine_settings = settings.engine
+        self.monitor = Monitor(lambda: self.engine.log_file, lambda: self.engine.endpoint,
+                               health_probe_seconds=engine_settings.health_probe_seconds,
+                               health_probe_timeout=engine_settings.health_probe_timeout,
+                               degraded_restart_after=engine_settings.degraded_restart_after)
         self.engine: EngineHandle = engine_handle_for(settings, self.monitor.store)
         self.engine.add_listener(self.monitor.on_engine_status)
+        if self.engine.process_control:  # a degraded engine we own may be restarted; an attached one is reported
+            self.monitor.completion.restart_hook = self.engine.restart
         # The key of the current launch is masked as a literal in the app's log, as in the panel.
         applog.mask_also("engine api key", self.monitor.secrets)
         self.pace = StreamPace()  # the answers' token rates under load: how many tokens per chunk to ask for
@@ -85,6 +91,13 @@ class Runtime:
     def is_ready(self) -> bool:
         return self.engine.is_ready()
 
+    def shown_state(self) -> str:
+        """The state people see: `degraded` instead of ready (or attached) while the probe's completion fails."""
+        state = self.status.state
+        if self.monitor.degraded and state in (EngineState.READY, EngineState.ATTACHED):
+            return str(EngineState.DEGRADED)
+        return str(state)
+
     def has_given_up(self) -> bool:
         return self.status.state in (EngineState.FAILED, EngineState.STOPPED)
 
@@ -105,6 +118,12 @@ class Runtime:
             return self.settings.chat.temperature
         resolved = self.engine.resolved
         return 0.2 if resolved is not None and resolved.source == "demo" else 0.7
+
+    def default_repetition_penalty(self) -> float:
+        return self.engine.repetition_penalty()
+
+    def context_length(self) -> int:
+        return self.engine.context_length()
 
     @property
     def served_model_name(self) -> str:

@@ -5,6 +5,8 @@ Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 
 from __future__ import annotations
 
+from chainlit_app.i18n import Msg
+
 from .rules import Rule, rule
 from .taxonomy import Kind
 
@@ -15,8 +17,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"max seq len \(\d+\) is larger than the maximum number of tokens that can be stored in KV cache|"
         r"larger than the available KV cache memory|estimated maximum model length is",
-        hint="The KV cache cannot hold one max-length sequence: "
-        "lower CHAT_MAX_MODEL_LEN or give the cache more memory (--gpu-memory-utilization, VLLM_CPU_KVCACHE_SPACE).",
+        hint=Msg("rule.kv_cache_too_small"),
         examples=(
             "ValueError: The model's max seq len (4096) "
             "is larger than the maximum number of tokens that can be stored in KV cache (3664).",
@@ -26,11 +27,13 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         "no_cache_blocks",
         Kind.OUT_OF_MEMORY,
         r"No available memory for the cache blocks|# GPU blocks: 0\b|KV cache size: 0 tokens|"
-        r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache",
-        hint="Nothing is left for the KV cache after loading the weights: raise --gpu-memory-utilization (GPU) "
-        "or VLLM_CPU_KVCACHE_SPACE (CPU), or serve a smaller model.",
+        r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache|"
+        # the memory left for the KV cache printed as a negative number: the weights took more than the budget
+        r"\bKV cache memory\W{0,3}\s*[:=]\s*-\d",
+        hint=Msg("rule.no_cache_blocks"),
         examples=(
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
+            "Available KV cache memory: -0.87 GiB",  # vllm-ascend #9372
         ),
     ),
     rule(
@@ -39,8 +42,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|NPU|XPU|MPS) out of memory|"
         r"out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|CUDA driver error: out of memory|"
         r"cudaErrorMemoryAllocation",
-        hint="The GPU ran out of memory: stop other GPU processes or lower --gpu-memory-utilization, "
-        "--max-model-len or --max-num-seqs.",
+        hint=Msg("rule.gpu_oom"),
         examples=("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",),
     ),
     rule(
@@ -49,8 +51,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"Cannot allocate memory|\[Errno 12\]|std::bad_alloc|(?:^|\s)MemoryError\b|"
         r"DefaultCPUAllocator: (?:can't|not enough memory)|not enough memory: you tried to allocate|"
         r"ray-oom-prevention|killed due to the node running low on memory|Memory on the node .{0,80} was \d",
-        hint="The machine ran out of RAM: lower VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB) or the model size, "
-        "or free memory.",
+        hint=Msg("rule.host_oom"),
         examples=("RuntimeError: unable to mmap 16933256392 bytes from file: Cannot allocate memory (12)",),
     ),
     rule(
@@ -58,7 +59,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"Out of memory: Killed process|oom-kill|invoked oom-killer|oom_reaper|OOMKilled|"
         r"(?:killed )?by (?:the )?OOM killer",
-        hint="The kernel's OOM killer ended vLLM: reduce KV cache, --max-num-seqs or model size, or add RAM.",
+        hint=Msg("rule.oom_killer"),
         examples=("Out of memory: Killed process 4242 (python) total-vm:30000000kB",),
     ),
     rule(
@@ -67,16 +68,36 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"^\s*Killed\s*$|\d+\s+Killed\s+\S*(?:python|vllm)",
         role="weak",
         case=True,
-        hint="The process received SIGKILL, usually from the OOM killer: check `dmesg | grep -i oom`.",
+        hint=Msg("rule.killed"),
         examples=("Killed", "./serve.sh: line 3:  4242 Killed                  python -m vllm.entrypoints"),
     ),
     # --- port ---
     rule(
+        "bind_address_unavailable",
+        Kind.STARTUP_FAILURE,
+        # errno 99 (EADDRNOTAVAIL): the host to listen on is not an address of this machine (an IPv6 '::1'
+        # where IPv6 is off, a stale IP); uvicorn prints it with the same words as a port in use
+        r"\[Errno (?:99|49)\]|\[WinError 10049\]|cannot assign requested address|EADDRNOTAVAIL",
+        hint=Msg("rule.bind_address_unavailable"),
+        examples=(
+            "ERROR:    [Errno 99] error while attempting to bind on address ('::1', 21002, 0, 0): cannot assign "
+            "requested address",  # FastChat #3185
+        ),
+    ),
+    rule(
         "port_in_use",
         Kind.PORT_IN_USE,
         r"\[Errno 98\]|\[WinError 10048\]|EADDRINUSE|address already in use|"
-        r"error while attempting to bind on address|port have been bound already|Failed to bind the IP port",
-        hint="Another process holds the port: stop it (`ss -ltnp | grep :PORT`) or set CHAT_PORT to a free port.",
-        examples=("OSError: [Errno 98] Address already in use",),
+        r"error while attempting to bind on address|port have been bound already|Failed to bind the IP port|"
+        # the words of other stacks (HCCL, NCCL, gRPC, Ray): a named port that is taken or cannot be listened on
+        r"port\W{0,3}\d*\W{0,3}(?:is )?already (?:in use|occupied|bound)|being used by (?:an)?other process|"
+        r"listen on .{0,80}port\W{0,2}\d+\W{0,2} fail|failed to (?:bind|listen)\b.{0,80}\bport\b",
+        hint=Msg("rule.port_in_use"),
+        examples=(
+            "OSError: [Errno 98] Address already in use",
+            "[ERROR] HCCL(60570,):2025-12-04-14:46:07.911.312 [hccl_socket.cc:106] [60570][HcclSocket][Listen] "
+            "socket type[0], listen on ip[192.2.2.195] and specific port[16666] fail. Please check the port status "
+            "and whether the port is being used by other process.",
+        ),
     ),
 )

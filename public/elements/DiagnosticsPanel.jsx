@@ -6,7 +6,7 @@ import { createContext, useContext, useEffect, useRef, useState } from "react";
 const STATE_COLORS = {
   ready: "#16a34a", attached: "#2563eb", starting: "#d97706", preparing: "#d97706",
   restarting: "#d97706", stopping: "#6b7280", crashed: "#dc2626", failed: "#dc2626",
-  stopped: "#6b7280", idle: "#6b7280",
+  stopped: "#6b7280", idle: "#6b7280", degraded: "#dc2626",
 };
 const SEVERITY_COLORS = { critical: "#dc2626", error: "#ea580c", warning: "#ca8a04" };
 const LEVEL_COLORS = { ERROR: "#f87171", CRITICAL: "#f87171", WARNING: "#fbbf24" };
@@ -187,6 +187,109 @@ function LogTail({ lines }) {
           </div>
         ))}
       </div>
+    </div>
+  );
+}
+
+// -- Health probe and launch records (issue 13, items 4 and 5): kept in their own components ------------------
+
+function HealthProbe({ probe, now }) {
+  if (!probe || !probe.interval) return null;
+  const last = probe.last;
+  return (
+    <div style={box} data-testid="diag-probe" data-degraded={probe.degraded ? "yes" : "no"}>
+      <p style={heading}>Completion probe</p>
+      <div style={small}>
+        {probe.degraded
+          ? `Degraded: ${probe.failures_in_a_row} probe completion(s) failed in a row while /health answers.`
+          : "A one-token completion checks the engine while the chat is idle."}
+        {" "}Every {probe.interval} s when idle
+        {probe.restart_after ? `; restart after ${probe.restart_after} failed probe(s)` : "; no automatic restart"}.
+      </div>
+      {last ? (
+        <div data-testid="diag-probe-last" data-ok={last.ok ? "yes" : "no"} style={{ ...small, marginTop: 4 }}>
+          Last probe {ago(now, last.at)}: {last.ok ? "answered" : "failed"} in {last.seconds} s
+          {last.ok ? null : <div style={{ ...mono, whiteSpace: "pre-wrap", wordBreak: "break-word" }}>{last.detail}</div>}
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function LaunchDetail({ api, id }) {
+  const [record, setRecord] = useState(null);
+  const [error, setError] = useState(null);
+  const lines = useRef(null);
+  useEffect(() => {  // the last lines matter most: show the end of the box first
+    if (lines.current) lines.current.scrollTop = lines.current.scrollHeight;
+  }, [record]);
+  useEffect(() => {
+    let stopped = false;
+    fetch(`${api}/launches/${encodeURIComponent(id)}`, { credentials: "include", cache: "no-store" })
+      .then((r) => (r.ok ? r.json() : Promise.reject(new Error(`HTTP ${r.status}`))))
+      .then((data) => { if (!stopped) setRecord(data); })
+      .catch((e) => { if (!stopped) setError(String(e.message || e)); });
+    return () => { stopped = true; };
+  }, [api, id]);
+  if (error) return <div style={{ ...small, color: "#dc2626" }}>Cannot load the record: {error}</div>;
+  if (!record) return <div style={small}>Loading the record…</div>;
+  const overrides = Object.entries(record.overrides || {});
+  return (
+    <div data-testid="diag-launch-detail" style={{ marginTop: 4 }}>
+      <div style={small}>Command line</div>
+      <div data-testid="diag-launch-command" style={{ ...mono, whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
+        {(record.command || []).join(" ")}
+      </div>
+      {overrides.length ? (
+        <div style={{ ...small, marginTop: 4 }}>
+          Overrides: <span style={mono}>{overrides.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")}</span>
+        </div>
+      ) : null}
+      {(record.findings || []).length ? (
+        <div data-testid="diag-launch-findings" style={{ ...small, marginTop: 4 }}>
+          Findings then: {record.findings.map((f) => (f.rule ? `${f.kind} (${f.rule})` : f.kind)).join(", ")}
+        </div>
+      ) : null}
+      <div style={{ ...small, marginTop: 4 }}>Last {(record.last_lines || []).length} log lines</div>
+      <div data-testid="diag-launch-lines" ref={lines}
+        style={{ ...mono, maxHeight: 240, overflowY: "auto", whiteSpace: "pre-wrap", wordBreak: "break-word" }}>
+        {(record.last_lines || []).map((line, i) => <div key={i}>{line}</div>)}
+      </div>
+    </div>
+  );
+}
+
+function LaunchEntry({ api, launch, now, startOpen }) {
+  const [open, setOpen] = useState(startOpen);
+  useEffect(() => { if (startOpen) setOpen(true); }, [startOpen]);  // the crash loop's record opens itself
+  const when = launch.ended ? `ended ${ago(now, launch.ended)}` : `started ${ago(now, launch.started)}`;
+  return (
+    <details data-testid="diag-launch" data-exit={launch.exit} data-launch-id={launch.id}
+      data-gave-up={launch.gave_up ? "yes" : "no"} open={open}
+      onToggle={(e) => setOpen(e.currentTarget.open)} style={{ marginTop: 4, fontSize: 12 }}>
+      <summary aria-label={`Launch ${launch.launch}: ${launch.cause}`}>
+        <span style={mono}>#{launch.launch}</span> {when}:{" "}
+        <span data-testid="diag-launch-cause" style={{ color: launch.ended && launch.exit !== "stopped" ? "#dc2626" : undefined }}>
+          {launch.cause}
+        </span>
+      </summary>
+      {open ? <LaunchDetail api={api} id={launch.id} /> : null}
+    </details>
+  );
+}
+
+function Launches({ api, launches, engine, now }) {
+  if (!launches || !launches.length) return null;
+  const gaveUp = engine.state === "failed" && launches[0].gave_up;
+  return (
+    <div style={box} data-testid="diag-launches">
+      <p style={heading}>Launches ({launches.length})</p>
+      {gaveUp ? (
+        <div data-testid="diag-crash-loop" role="alert" style={{ ...small, color: "#dc2626", marginBottom: 4 }}>
+          vLLM gave up after repeated failed starts. The last launch: {launches[0].cause}
+        </div>
+      ) : null}
+      {launches.map((l, i) => <LaunchEntry key={l.id} api={api} launch={l} now={now} startOpen={gaveUp && i === 0} />)}
     </div>
   );
 }
@@ -383,6 +486,8 @@ export default function DiagnosticsPanel() {
     <div id="diagnostics-panel" style={{ padding: 4, fontSize: 13 }}>
       {error ? <div style={{ color: "#dc2626", ...small }}>{error}</div> : null}
       <Engine engine={data.engine} />
+      <Launches api={api} launches={data.launches} engine={data.engine} now={now} />
+      <HealthProbe probe={data.probe} now={now} />
       <div style={box} id="diag-findings">
         <p style={heading}>Findings {open.length ? `(${open.filter((f) => !f.resolved).length} open)` : ""}</p>
         {open.length === 0 ? <div style={small} id="diag-no-findings">No open findings: nothing wrong seen so far.</div> : null}
