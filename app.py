@@ -30,7 +30,7 @@ from chainlit.config import config as chainlit_config  # noqa: E402
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer  # noqa: E402
 from chainlit.types import ThreadDict  # noqa: E402
 
-from chainlit_app import chat, panel  # noqa: E402
+from chainlit_app import chat, panel, remedy_notices, remedy_routes  # noqa: E402
 from chainlit_app.auth import (  # noqa: E402
     announce_login,
     current_user_is_admin,
@@ -68,6 +68,9 @@ install_origin_checks(OriginPolicy(SETTINGS.auth.origins))
 install_routes(login_router(LOGIN_THROTTLE, SETTINGS.chat.language))
 install_routes(health_router(lambda: RUNTIME))
 install_routes(panel.diagnostics_router(lambda: RUNTIME))
+install_routes(remedy_routes.remedy_router(lambda: RUNTIME))
+if not RELOADED:  # a `-w` reload keeps the Runtime, whose desk already has its listener
+    remedy_notices.tell_open_sessions(RUNTIME)
 DATABASE_URL = database_url(SETTINGS.storage.data_dir)
 
 

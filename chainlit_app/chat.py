@@ -30,6 +30,7 @@ from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.stream import open_chat_stream
 from chainlit_app.failures import explain
 from chainlit_app.i18n import choose, localize, set_language, t
+from chainlit_app.remedy_notices import welcome_lines
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -134,6 +135,7 @@ async def start_chat(runtime: Runtime, actions: list[cl.Action] | None = None, i
     notice = runtime.status.notice
     if notice:
         lines.append(t("chat.notice", notice=localize(notice)))
+    lines += welcome_lines(runtime, is_admin)  # what CHAT_AUTO_REMEDY=safe changed by itself
     await cl.Message(content="\n\n".join(lines), author=SYSTEM_AUTHOR, actions=actions or []).send()
 
 

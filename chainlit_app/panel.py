@@ -45,8 +45,20 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
     # The status carries errors and progress text that may name a URL with its password, or the key.
     status = redact_tree(status, runtime.monitor.secrets())
     launches = runtime.engine.launches
-    return {"engine": status, "streaming": runtime.pace.snapshot(), **runtime.monitor.snapshot(),
+    monitored = runtime.monitor.snapshot()
+    # Remedies (issue 13): per finding what would fix it and how the last try went; the overrides in force.
+    await runtime.remedies.annotate(monitored["findings"], runtime.monitor.secrets())
+    remedies = redact_tree({"overrides": runtime.remedies.overrides_json(), "remedies": runtime.remedies.state_json()},
+                           runtime.monitor.secrets())
+    return {"engine": status, "streaming": runtime.pace.snapshot(), **monitored, **remedies,
             "launches": launches.summaries() if launches is not None else []}
+
+
+async def admin_only(user: Any = Depends(get_current_user)) -> Any:  # noqa: B008
+    """The admin check of the remedy routes, as the panel's (a dependency, so it answers before a body is read)."""
+    if not is_admin(user):
+        raise HTTPException(status_code=403, detail=i18n.t("panel.admins_only"))
+    return user
 
 
 def launch_record(runtime: Runtime, record_id: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from chainlit_app.handles import EngineHandle, engine_handle_for
 from chainlit_app.monitor import Monitor
 from chainlit_app.pacing import StreamPace
 from chainlit_app.private_files import secure_storage
+from chainlit_app.remedy_desk import RemedyDesk
 from chainlit_app.settings import Settings
 
 if TYPE_CHECKING:
@@ -45,12 +46,23 @@ class Runtime:
         # The key of the current launch is masked as a literal in the app's log, as in the panel.
         applog.mask_also("engine api key", self.monitor.secrets)
         self.pace = StreamPace()  # the answers' token rates under load: how many tokens per chunk to ask for
+        self.remedies = RemedyDesk(self)  # apply/undo from the panel, and CHAT_AUTO_REMEDY=safe
 
     # -- lifecycle --------------------------------------------------------------------------------
     def start_background(self) -> None:
         """Begin start-up without blocking the web server (vLLM needs 1 to 3 minutes on a CPU)."""
         self.monitor.start()
         self._start_task = asyncio.create_task(self.engine.start(), name="engine-start")
+        self.remedies.start()
+
+    async def interrupt_start(self) -> None:
+        """End a start-up still in progress (e.g. retrying settings a remedy is about to correct): the remedy
+        relaunches the engine itself, and two starts of one supervisor must not run side by side."""
+        task = self._start_task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
     def launch_early(self) -> bool:
         """Start the engine while the app is still importing, where the handle can (see SpawnedEngine)."""
@@ -60,6 +72,7 @@ class Runtime:
         self.engine.after_chat_failure()
 
     async def stop(self) -> None:
+        await self.remedies.stop()
         await self.monitor.stop()
         if self._start_task is not None and not self._start_task.done():
             self._start_task.cancel()

@@ -71,6 +71,8 @@ class EngineSettings(_Group):
     health_probe_timeout: float = Field(default=30.0, gt=0, description="seconds a probe completion may take")
     degraded_restart_after: int = Field(default=3, ge=0,
                                         description="failed probes in a row before a spawned engine is restarted")
+    auto_remedy: Literal["off", "safe"] = Field(
+        default="off", description="safe: apply a finding's safe remedy by itself, once per kind per app run")
 
     _venv_in_project = field_validator("venv", mode="after")(_in_project)
 

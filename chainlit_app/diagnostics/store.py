@@ -127,22 +127,26 @@ class FindingsStore:
         for finding in findings:
             self.add(finding)
 
-    def resolve_all(self, reason: str = "") -> int:
-        """Mark every open entry resolved (e.g. the engine is healthy again after a restart)."""
+    def resolve_all(self, reason: str = "", seen_before: float | None = None) -> int:
+        """Mark every open entry resolved (e.g. the engine is healthy again after a restart); with `seen_before`,
+        only those last seen before then (what a new launch reports stays open)."""
         now = self._clock()
         changed = 0
         for entry in self._entries.values():
-            if not entry.resolved:
+            if not entry.resolved and (seen_before is None or entry.last_seen < seen_before):
                 entry.resolved, entry.resolved_at, entry.resolved_reason = True, now, reason
                 changed += 1
         return changed
 
-    def resolve_kind(self, kind: str, reason: str) -> int:
-        """Mark the open entries of one kind resolved (a remedy for that kind was verified to work)."""
+    def resolve_kind(self, kind: str, reason: str, since: float | None = None) -> int:
+        """Mark the open entries of one kind resolved (a remedy for that kind was verified to work). With
+        `since`, entries of that kind resolved at or after it get this reason too: the restart that the remedy
+        made may have resolved them a moment before the verification ("engine ready again")."""
         now = self._clock()
         changed = 0
         for entry in self._entries.values():
-            if entry.kind == kind and not entry.resolved:
+            relabel = since is not None and entry.resolved and (entry.resolved_at or 0.0) >= since
+            if entry.kind == kind and (not entry.resolved or relabel):
                 entry.resolved, entry.resolved_at, entry.resolved_reason = True, now, reason
                 changed += 1
         return changed

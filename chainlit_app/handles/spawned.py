@@ -291,21 +291,28 @@ class SpawnedEngine:
         log_file = self.log_file or self.settings.logging.engine_log
         return classify_file(str(log_file)).root if log_file.exists() else None
 
-    async def apply_remedy(self, proposal: Proposal, confirmed: bool = False) -> RemedyResult:
+    async def apply_remedy(self, proposal: Proposal, confirmed: bool = False, auto: bool = False) -> RemedyResult:
         """Write the override, restart vLLM with it, and verify with a one-token chat completion. An unsafe
-        remedy (trust_remote_code) needs `confirmed`, which the caller may only set after showing its risk."""
-        if not proposal.remedy.safe and not confirmed:
+        remedy (trust_remote_code) needs `confirmed`, which the caller may only set after showing its risk;
+        `auto` marks an override the automatic mode wrote (never an unsafe one)."""
+        if not proposal.remedy.safe and (auto or not confirmed):
             raise PermissionError(f"remedy {proposal.remedy.id} needs an explicit confirmation: {proposal.remedy.risk}")
         async with self._remedy_lock:
-            started = time.monotonic()
-            self.overrides.add(proposal)
+            started, started_at = time.monotonic(), time.time()
+            self.overrides.add(proposal, auto=auto)
             judge = proposal.finding.kind in ANSWER_KINDS
-            if set(proposal.overrides) <= REQUEST_FIELDS and self.is_ready():
+            relaunched = not (set(proposal.overrides) <= REQUEST_FIELDS and self.is_ready())
+            if not relaunched:
                 result = await self._verify(proposal.remedy.id, "apply", started, judge)  # no restart needed
             else:
                 result = await self._relaunch_and_verify(proposal.remedy.id, "apply", started, judge)
         if result.fixed:
-            self.store.resolve_kind(proposal.finding.kind, Msg("resolved.remedy", remedy=proposal.remedy.id))
+            self.store.resolve_kind(proposal.finding.kind, Msg("resolved.remedy", remedy=proposal.remedy.id),
+                                    since=started_at)
+            if relaunched:
+                # What the failed launch reported besides its cause ("the server stopped before it was ready") is
+                # over too: the engine now answers. What the new launch reports stays open.
+                self.store.resolve_all(Msg("resolved.remedy", remedy=proposal.remedy.id), seen_before=started_at)
         return result
 
     async def undo_remedy(self, remedy_id: str) -> RemedyResult:

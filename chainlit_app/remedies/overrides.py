@@ -62,6 +62,7 @@ class Override:
     finding_text: str
     at: float
     previous: Any
+    auto: bool = False  # applied by the automatic mode (CHAT_AUTO_REMEDY=safe), not by an admin's click
 
     @classmethod
     def from_json(cls, item: Any) -> Override:
@@ -114,11 +115,11 @@ class OverridesStore:
         return {"overrides": [asdict(e) for e in self.entries()], "problem": self.problem}
 
     # -- writing ---------------------------------------------------------------------------------------------
-    def add(self, proposal: Proposal) -> list[Override]:
+    def add(self, proposal: Proposal, auto: bool = False) -> list[Override]:
         """Record a remedy's new values; returns the entries written."""
         now = self._clock()
         for name, value in proposal.overrides.items():
-            Override.from_json(self._entry(name, value, proposal, None, now))  # refuse what cannot load back
+            Override.from_json(self._entry(name, value, proposal, None, now, auto))  # refuse what cannot load back
         for path, text in proposal.files.items():  # what the override points at exists before it is written
             self._write(Path(path), text)
         with self._lock:
@@ -127,7 +128,7 @@ class OverridesStore:
             for name, value in proposal.overrides.items():
                 earlier = current.get(name)
                 previous = earlier.previous if earlier is not None else proposal.previous.get(name)
-                entry = Override(**self._entry(name, value, proposal, previous, now))
+                entry = Override(**self._entry(name, value, proposal, previous, now, auto))
                 current[name] = entry
                 written.append(entry)
             self._save(list(current.values()))
@@ -143,11 +144,12 @@ class OverridesStore:
             return removed
 
     @staticmethod
-    def _entry(name: str, value: Any, proposal: Proposal, previous: Any, now: float) -> dict[str, Any]:
+    def _entry(name: str, value: Any, proposal: Proposal, previous: Any, now: float,
+               auto: bool = False) -> dict[str, Any]:
         finding = proposal.finding
         return {"field": name, "value": value, "remedy": proposal.remedy.id, "finding_kind": finding.kind,
                 "finding_line": finding.line, "finding_text": finding.text, "at": now,
-                "previous": previous}
+                "previous": previous, "auto": auto}
 
     # -- the file --------------------------------------------------------------------------------------------
     def _load(self) -> list[Override]:

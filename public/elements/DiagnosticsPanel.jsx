@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "react";
+import { createContext, useContext, useEffect, useRef, useState } from "react";
 
 // Admin diagnostics: polls the JSON API itself (so closing the side bar keeps it closed).
 // Every log text is rendered as React text, never as HTML.
@@ -120,6 +120,7 @@ function FindingCard({ f, now }) {
           <ol style={{ margin: "4px 0 0 18px", padding: 0 }}>{f.fix.map((s, i) => <li key={i}>{s}</li>)}</ol>
         </details>
       ) : null}
+      <RemedyControls f={f} />
     </div>
   );
 }
@@ -293,6 +294,163 @@ function Launches({ api, launches, engine, now }) {
   );
 }
 
+// -- Remedies (issue 13): "Apply fix" on a finding's card, the overrides in force with "Undo". ---------------
+// The POSTs carry the page's credentials; the server checks the admin role and the origin, and answers once
+// vLLM was restarted and a test completion verified the fix (or not). The card's state comes from the API, so
+// it survives a reload of the page while vLLM restarts.
+const RemedyBus = createContext({ running: null });
+const button = { fontSize: 12, border: "1px solid rgba(128,128,128,0.6)", borderRadius: 4, padding: "2px 8px",
+  cursor: "pointer", background: "transparent" };
+const OUTCOME_COLORS = { running: "#d97706", verified: "#16a34a", failed: "#dc2626" };
+
+async function postJson(path, body) {
+  let response;
+  try {
+    response = await fetch(path, { method: "POST", credentials: "include", cache: "no-store",
+      headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  } catch (e) {
+    return { ok: false, message: "The app cannot be reached." };
+  }
+  let data = null;
+  try { data = await response.json(); } catch (e) { data = null; }
+  if (!response.ok) {
+    const detail = data && typeof data.detail === "string" ? data.detail : `The app answered ${response.status}.`;
+    return { ok: false, message: detail, data };
+  }
+  return { ok: true, data };
+}
+
+function changeText(overrides, previous) {
+  return Object.entries(overrides || {})
+    .map(([k, v]) => `${k} ${previous && previous[k] !== null && previous[k] !== undefined ? previous[k] : "(unset)"} → ${v}`)
+    .join(", ");
+}
+
+function RemedyOutcome({ outcome }) {
+  if (!outcome) return null;
+  const who = outcome.auto ? " (automatic)" : "";
+  const text = outcome.state === "running"
+    ? `Applying ${outcome.remedy}${who}: restarting vLLM and verifying with a test completion…`
+    : outcome.state === "verified"
+      ? `Fixed by ${outcome.remedy}${who}: verified by a test completion${outcome.seconds ? ` (${outcome.seconds} s)` : ""}.`
+      : `Not fixed by ${outcome.remedy}${who}: ${(outcome.evidence || []).join("; ") || "see the log"}`;
+  return (
+    <div data-testid="diag-remedy-state" data-state={outcome.state} data-remedy={outcome.remedy} role="status"
+      style={{ marginTop: 6, fontSize: 12.5, fontWeight: 600, color: OUTCOME_COLORS[outcome.state],
+        whiteSpace: "pre-wrap", wordBreak: "break-word" }}>
+      {text}
+    </div>
+  );
+}
+
+function ConfirmRisk({ proposal, onConfirm, onCancel }) {
+  return (
+    <div data-testid="diag-remedy-confirm" role="alertdialog" aria-modal="true" aria-labelledby="diag-remedy-confirm-title"
+      style={{ ...box, marginTop: 6, borderColor: "#dc2626" }}>
+      <div id="diag-remedy-confirm-title" style={{ fontWeight: 600 }}>This fix is not safe: {proposal.changes}</div>
+      <div data-testid="diag-remedy-risk" style={{ fontSize: 12.5, margin: "4px 0" }}>{proposal.risk}</div>
+      <div style={{ display: "flex", gap: 6 }}>
+        <button data-testid="diag-remedy-confirm-apply" aria-label={`Apply ${proposal.id} despite the risk`}
+          style={{ ...button, borderColor: "#dc2626", color: "#dc2626" }} onClick={onConfirm}>Apply anyway</button>
+        <button data-testid="diag-remedy-confirm-cancel" aria-label="Cancel" style={button} onClick={onCancel}>Cancel</button>
+      </div>
+    </div>
+  );
+}
+
+function RemedyControls({ f }) {
+  const bus = useContext(RemedyBus);
+  const [asking, setAsking] = useState(null);
+  const [sent, setSent] = useState(null);
+  const [message, setMessage] = useState(null);
+  const proposals = f.remedies || [];
+  const outcome = f.remedy_outcome || sent;
+  if (!proposals.length && !outcome && !message) return null;
+  const busy = Boolean(bus.running) || (outcome && outcome.state === "running");
+  const apply = async (proposal, confirm) => {
+    setAsking(null);
+    setMessage(null);
+    setSent({ state: "running", remedy: proposal.id, auto: false });
+    const result = await postJson("/api/remedies/apply", { finding: f.id, remedy: proposal.id, confirm: Boolean(confirm) });
+    if (!result.ok) {
+      setSent(null);
+      setMessage(result.message);
+      return;
+    }
+    const r = result.data;
+    setSent({ state: r.fixed ? "verified" : "failed", remedy: proposal.id, seconds: r.seconds, evidence: r.evidence,
+      auto: false });
+  };
+  return (
+    <div data-testid="diag-remedies" style={{ marginTop: 6 }}>
+      <RemedyOutcome outcome={outcome} />
+      {f.resolved ? null : proposals.map((p) => (
+        <div key={p.id} data-testid="diag-remedy" data-remedy={p.id} data-safe={p.safe ? "yes" : "no"}
+          style={{ marginTop: 6, fontSize: 12.5 }}>
+          <div><b>Remedy:</b> <span style={mono}>{changeText(p.overrides, p.previous)}</span>{p.safe ? "" : " (not safe)"}</div>
+          <div style={small}>{p.why} {p.reason}</div>
+          <button data-testid="diag-remedy-apply" data-remedy={p.id} aria-label={`Apply fix ${p.id}`} disabled={busy}
+            style={{ ...button, marginTop: 4, opacity: busy ? 0.5 : 1 }}
+            onClick={() => (p.safe ? apply(p, false) : setAsking(p))}>
+            Apply fix
+          </button>
+          {asking && asking.id === p.id ? (
+            <ConfirmRisk proposal={p} onConfirm={() => apply(p, true)} onCancel={() => setAsking(null)} />
+          ) : null}
+        </div>
+      ))}
+      {message ? <div data-testid="diag-remedy-error" role="alert" style={{ ...small, color: "#dc2626", marginTop: 4 }}>{message}</div> : null}
+    </div>
+  );
+}
+
+function Overrides({ overrides, remedies }) {
+  const [pending, setPending] = useState(null);
+  const [message, setMessage] = useState(null);
+  const list = (overrides && overrides.overrides) || [];
+  const running = remedies && remedies.running;
+  const undo = async (remedy) => {
+    setPending(remedy);
+    setMessage(null);
+    const result = await postJson("/api/remedies/undo", { remedy });
+    setPending(null);
+    if (!result.ok) setMessage(result.message);
+    else if (result.data.fixed) setMessage(`Undone: ${remedy}. vLLM answered with the previous settings.`);
+    else setMessage(`Undone: ${remedy}. With the previous settings vLLM does not answer: ${(result.data.evidence || []).join("; ")}`);
+  };
+  return (
+    <div style={box} data-testid="diag-overrides" aria-label="Overrides">
+      <p style={heading}>Overrides {remedies ? <span style={{ ...small, fontWeight: 400 }}>· automatic fixes: {remedies.auto}</span> : null}</p>
+      {running ? (
+        <div data-testid="diag-remedy-running" role="status" style={{ ...small, color: OUTCOME_COLORS.running }}>
+          {running.action === "undo" ? "Undoing" : "Applying"} {running.remedy}{running.auto ? " (automatic)" : ""}: vLLM is restarting…
+        </div>
+      ) : null}
+      {overrides && overrides.problem ? <div style={{ ...small, color: "#dc2626" }}>{overrides.problem}</div> : null}
+      {list.length === 0 ? <div style={small} data-testid="diag-no-overrides">No overrides: vLLM runs with the configured settings.</div> : null}
+      {list.map((o) => (
+        <div key={o.field} data-testid="diag-override" data-remedy={o.remedy} data-field={o.field}
+          data-auto={o.auto ? "yes" : "no"} style={{ marginTop: 6, fontSize: 12.5 }}>
+          <div style={{ display: "flex", justifyContent: "space-between", gap: 6, alignItems: "center" }}>
+            <span><span style={mono}>{o.field}: {String(o.previous)} → {String(o.value)}</span>
+              {" "}<span style={small}>({o.auto ? "auto" : "by an admin"})</span></span>
+            <button data-testid="diag-remedy-undo" data-remedy={o.remedy} aria-label={`Undo ${o.remedy}`}
+              disabled={Boolean(running) || Boolean(pending)} style={{ ...button, opacity: running || pending ? 0.5 : 1 }}
+              onClick={() => undo(o.remedy)}>
+              {pending === o.remedy ? "Undoing…" : "Undo"}
+            </button>
+          </div>
+          <div style={small}>
+            set by <span style={mono}>{o.remedy}</span> for <span style={mono}>{o.finding_kind}</span>
+            {o.finding_line ? ` (line ${o.finding_line})` : ""}: {o.finding_text}
+          </div>
+        </div>
+      ))}
+      {message ? <div data-testid="diag-undo-result" role="status" style={{ ...small, marginTop: 6 }}>{message}</div> : null}
+    </div>
+  );
+}
+
 export default function DiagnosticsPanel() {
   const [data, setData] = useState(null);
   const [error, setError] = useState(null);
@@ -319,17 +477,19 @@ export default function DiagnosticsPanel() {
   }, [api, interval]);
 
   if (!data) return <div style={{ padding: 8, ...small }}>{error || "Loading diagnostics…"}</div>;
-  const open = data.findings.filter((f) => !f.resolved);
-  const resolved = data.findings.filter((f) => f.resolved);
+  const onTop = (f) => !f.resolved || Boolean(f.remedy_outcome); // a card a remedy was tried on stays in view
+  const open = data.findings.filter(onTop);
+  const resolved = data.findings.filter((f) => !onTop(f));
   const now = data.engine.now || Date.now() / 1000;
   return (
+    <RemedyBus.Provider value={{ running: (data.remedies && data.remedies.running) || null }}>
     <div id="diagnostics-panel" style={{ padding: 4, fontSize: 13 }}>
       {error ? <div style={{ color: "#dc2626", ...small }}>{error}</div> : null}
       <Engine engine={data.engine} />
       <Launches api={api} launches={data.launches} engine={data.engine} now={now} />
       <HealthProbe probe={data.probe} now={now} />
       <div style={box} id="diag-findings">
-        <p style={heading}>Findings {open.length ? `(${open.length} open)` : ""}</p>
+        <p style={heading}>Findings {open.length ? `(${open.filter((f) => !f.resolved).length} open)` : ""}</p>
         {open.length === 0 ? <div style={small} id="diag-no-findings">No open findings: nothing wrong seen so far.</div> : null}
         {open.map((f) => <FindingCard key={f.id} f={f} now={now} />)}
         {resolved.length ? (
@@ -339,8 +499,10 @@ export default function DiagnosticsPanel() {
           </details>
         ) : null}
       </div>
+      <Overrides overrides={data.overrides} remedies={data.remedies} />
       <Metrics metrics={data.metrics} />
       <LogTail lines={data.log_tail} />
     </div>
+    </RemedyBus.Provider>
   );
 }
