@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from chainlit_app.diagnostics.redact import redact_tree
 from chainlit_app.handles.spawned import SpawnedEngine
 from chainlit_app.remedies import BY_ID, REMEDIES, Proposal, RemedyResult, finding_from_entry
+from chainlit_app.remedies.table import AUTOMATIC
 
 if TYPE_CHECKING:
     from chainlit_app.runtime import Runtime
@@ -263,14 +264,16 @@ class RemedyDesk:
                 log.exception("automatic remedy failed")
 
     async def auto_once(self) -> RemedyResult | None:
-        """Apply the first safe remedy of an open finding whose kind was not tried yet in this run of the app:
+        """Apply the first automatic remedy (remedies.table.AUTOMATIC) of an open finding whose kind was not
+        tried yet in this run of the app:
         at most once per kind, so a remedy that does not help is not tried again and again."""
         if self.busy or self.engine is None:
             return None
         for entry in self.runtime.monitor.store.snapshot():
             if entry["resolved"] or entry["kind"] in self._auto_done:
                 continue
-            proposal = next((p for p in await self.proposals_for(entry) if p.remedy.safe), None)
+            automatic = [p for p in await self.proposals_for(entry) if p.remedy.safe and p.remedy.id in AUTOMATIC]
+            proposal = next(iter(automatic), None)
             if proposal is None:
                 continue
             self._auto_done.add(entry["kind"])

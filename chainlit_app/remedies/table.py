@@ -268,6 +268,11 @@ REMEDIES: tuple[Remedy, ...] = (
            risk=Msg("remedy.trust_remote_code.risk")),
 )
 BY_ID = {r.id: r for r in REMEDIES}
+# What CHAT_AUTO_REMEDY=safe may apply without a click (issue 13's list): launch settings whose fix is mechanical.
+# The repetition penalty and the generation-config copy are safe for an admin to press, but they change what the
+# model answers, so only a person applies them.
+AUTOMATIC = frozenset({"fit_max_model_len", "lower_gpu_memory_utilization", "free_port", "shipped_chat_template",
+                       "float32_on_cpu"})
 
 
 def finding_from_entry(entry: dict[str, Any]) -> Finding:
