@@ -21,6 +21,16 @@ from chainlit_app.runtime import Runtime
 PANEL_ELEMENT = "DiagnosticsPanel"
 API_PATH = "/api/diagnostics"
 COMMAND = "Diagnostics"  # the English id of the composer command (is_command knows every language's)
+LABEL_PREFIX = "panel.ui."
+
+
+def panel_labels(language: i18n.Language | None = None) -> dict[str, str]:
+    """The panel's own words (titles, states, buttons) in one language: the JSX element holds no text of its
+    own, so the one catalogue has every text. Keys without the prefix; placeholders left for the panel."""
+    english = i18n.catalogue(i18n.DEFAULT)
+    texts = i18n.catalogue(language or i18n.current())
+    return {key[len(LABEL_PREFIX):]: texts.get(key) or text for key, text in english.items()
+            if key.startswith(LABEL_PREFIX)}
 
 
 async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
@@ -85,7 +95,7 @@ def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
             raise HTTPException(status_code=403, detail=i18n.t("panel.admins_only", language))
         with i18n.use_language(language):
             payload = await diagnostics_payload(runtime)
-        return {**payload, "language": language}
+        return {**payload, "language": language, "labels": panel_labels(language)}
 
     @router.get(API_PATH + "/launches/{record_id}")
     async def launch(record_id: str, user: Any = Depends(get_current_user)) -> dict[str, Any]:  # noqa: B008
@@ -117,7 +127,8 @@ def open_action() -> cl.Action:
 async def _show() -> None:
     await cl.ElementSidebar.set_title(i18n.t("panel.title"))
     await cl.ElementSidebar.set_elements(
-        [cl.CustomElement(name=PANEL_ELEMENT, props={"api": API_PATH, "interval": 1000}, display="side")],
+        [cl.CustomElement(name=PANEL_ELEMENT, props={"api": API_PATH, "interval": 1000,
+                                                                     "labels": panel_labels()}, display="side")],
         key="diagnostics",
     )
 
