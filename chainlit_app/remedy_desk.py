@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from chainlit_app.diagnostics.redact import redact_tree
 from chainlit_app.handles.spawned import SpawnedEngine
+from chainlit_app.i18n import Msg
 from chainlit_app.remedies import BY_ID, REMEDIES, Proposal, RemedyResult, finding_from_entry
 from chainlit_app.remedies.table import AUTOMATIC
 
@@ -32,11 +33,13 @@ AUTO_POLL_SECONDS = 1.0
 
 
 class RemedyRefused(Exception):
-    """A request the desk will not carry out: `status` is the HTTP answer, the message says why."""
+    """A request the desk will not carry out: `status` is the HTTP answer, the message says why (a Msg, so the
+    route answers in the reader's language; str(exc) is the English sentence for the log)."""
 
     def __init__(self, status: int, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.status = status
+        self.message = message
         self.extra = extra
 
 
@@ -149,29 +152,25 @@ class RemedyDesk:
     def _owned(self) -> SpawnedEngine:
         engine = self.engine
         if engine is None:
-            raise RemedyRefused(409, "The app is attached to a vLLM server it did not start (CHAT_MODE=attach), so it "
-                                     "cannot change that server's settings: apply the fix where that server is "
-                                     "started.")
+            raise RemedyRefused(409, Msg("remedy_api.attached"))
         return engine
 
     def _not_busy(self) -> None:
         if self.busy and self.running is not None:
             since = round(time.time() - self.running["since"])
-            raise RemedyRefused(409, f"A remedy is already being applied ({self.running['action']} "
-                                     f"{self.running['remedy']}, {since} s so far): vLLM restarts once at a time. "
-                                     "Wait for its result.")
+            raise RemedyRefused(409, Msg("remedy_api.busy", action=self.running["action"],
+                                         remedy=self.running["remedy"], seconds=since))
 
     def _finding(self, finding_id: str | None, kind: str | None) -> dict[str, Any]:
         entries = [e for e in self.runtime.monitor.store.snapshot() if not e["resolved"]]
         if finding_id:
             match = next((e for e in entries if e["id"] == finding_id), None)
             if match is None:
-                raise RemedyRefused(404, f"No open finding with id {finding_id!r} (it may be resolved already; "
-                                         "reload the panel).")
+                raise RemedyRefused(404, Msg("remedy_api.no_finding_id", id=repr(finding_id)))
             return match
         match = next((e for e in entries if e["kind"] == kind), None)
         if match is None:
-            raise RemedyRefused(404, f"No open finding of kind {kind!r}.")
+            raise RemedyRefused(404, Msg("remedy_api.no_finding_kind", kind=repr(kind)))
         return match
 
     async def apply(self, remedy_id: str, finding_id: str | None = None, kind: str | None = None,
@@ -182,17 +181,15 @@ class RemedyDesk:
         self._not_busy()
         remedy = BY_ID.get(remedy_id)
         if remedy is None:
-            raise RemedyRefused(404, f"Unknown remedy {remedy_id!r}; the remedies are {', '.join(sorted(BY_ID))}.")
+            raise RemedyRefused(404, Msg("remedy_api.unknown_remedy", remedy=repr(remedy_id),
+                                         remedies=", ".join(sorted(BY_ID))))
         entry = self._finding(finding_id, kind)
         proposal = next((p for p in await self.proposals_for(entry) if p.remedy.id == remedy_id), None)
         if proposal is None:
-            raise RemedyRefused(409, f"Remedy {remedy_id} does not apply to this {entry['kind']} finding now: its "
-                                     "evidence does not carry what the remedy needs, or the launch already has "
-                                     "that setting.")
+            raise RemedyRefused(409, Msg("remedy_api.does_not_apply", remedy=remedy_id, kind=entry["kind"]))
         if not remedy.safe and (auto or not confirm):
-            raise RemedyRefused(400, f"Remedy {remedy_id} needs an explicit confirmation (\"confirm\": true) "
-                                     f"because it is not safe: {remedy.risk}", risk=remedy.risk,
-                                needs_confirmation=True)
+            raise RemedyRefused(400, Msg("remedy_api.needs_confirmation", remedy=remedy_id, risk=remedy.risk),
+                                risk=remedy.risk, needs_confirmation=True)
         self._not_busy()  # again: the proposals were computed in a thread, another request may have started
         outcome = Outcome(str(entry["id"]), entry["kind"], remedy_id, "running", auto, time.time())
         self.outcomes[outcome.finding] = outcome
@@ -209,7 +206,7 @@ class RemedyDesk:
         engine = self._owned()
         self._not_busy()
         if not any(o.remedy == remedy_id for o in engine.overrides.entries()):
-            raise RemedyRefused(404, f"No override of remedy {remedy_id!r} to undo.")
+            raise RemedyRefused(404, Msg("remedy_api.nothing_to_undo", remedy=repr(remedy_id)))
         # The fix is gone: its cards no longer say "fixed by" (the fault, if it returns, is offered the fix again).
         self.outcomes = {key: o for key, o in self.outcomes.items() if o.remedy != remedy_id}
         self.running = {"action": "undo", "remedy": remedy_id, "finding": None, "auto": False, "since": time.time()}
@@ -278,21 +275,22 @@ class RemedyDesk:
                 continue
             self._auto_done.add(entry["kind"])
             change = describe_change(proposal)
-            await self._tell(f"Automatic fix (CHAT_AUTO_REMEDY=safe): {entry['title']} — applying {proposal.remedy.id} "
-                             f"({change}; {proposal.reason}) and restarting vLLM.",
-                             "The model server is being restarted with corrected settings (automatic fix).")
+            await self._tell(Msg("remedy_notice.applying", title=entry["title"], remedy=proposal.remedy.id,
+                                 change=change, reason=proposal.reason),
+                             Msg("remedy_notice.applying_user"))
             try:
                 result = await self.apply(proposal.remedy.id, finding_id=str(entry["id"]), auto=True)
             except RemedyRefused as exc:
                 log.info("automatic remedy %s not applied: %s", proposal.remedy.id, exc)
                 return None
             if result.fixed:
-                await self._tell(f"Automatic fix verified: {proposal.remedy.id} ({change}) — vLLM answered a test "
-                                 f"completion {result.seconds:.0f} s later. Undo it in the diagnostics panel.",
-                                 "The model server is running again after an automatic fix.")
+                await self._tell(Msg("remedy_notice.verified", remedy=proposal.remedy.id, change=change,
+                                     seconds=f"{result.seconds:.0f}"),
+                                 Msg("remedy_notice.verified_user"))
             else:
-                await self._tell(f"Automatic fix {proposal.remedy.id} did not help: {'; '.join(result.evidence)[:300]}",
-                                 "An automatic fix of the model server did not help; an admin has been told.")
+                await self._tell(Msg("remedy_notice.failed", remedy=proposal.remedy.id,
+                                     evidence="; ".join(result.evidence)[:300]),
+                                 Msg("remedy_notice.failed_user"))
             return result
         return None
 

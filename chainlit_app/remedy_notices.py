@@ -12,6 +12,7 @@ from chainlit.session import WebsocketSession, ws_sessions_id
 
 from chainlit_app.auth import is_admin
 from chainlit_app.diagnostics.redact import redact
+from chainlit_app.i18n import choose, localize, set_language, t
 from chainlit_app.remedy_desk import Notice
 from chainlit_app.runtime import Runtime
 
@@ -20,12 +21,14 @@ AUTHOR = "Console"  # chat.SYSTEM_AUTHOR (not imported: chat.py imports this mod
 
 
 def notice_text(runtime: Runtime, notice: Notice, admin: bool) -> str:
-    return redact(notice.admin_text, runtime.monitor.secrets()) if admin else notice.user_text
+    """In the current (the session's) language; redacted after rendering, so no language can carry a key."""
+    return redact(str(localize(notice.admin_text)), runtime.monitor.secrets()) if admin else str(
+        localize(notice.user_text))
 
 
 def welcome_lines(runtime: Runtime, admin: bool) -> list[str]:
     """The notices of this run of the app, newest last, for a session that was not open when they were sent."""
-    return [f"**Note:** {notice_text(runtime, n, admin)}" for n in runtime.remedies.notices]
+    return [t("remedy_notice.note", text=notice_text(runtime, n, admin)) for n in runtime.remedies.notices]
 
 
 def tell_open_sessions(runtime: Runtime) -> None:
@@ -37,6 +40,7 @@ def tell_open_sessions(runtime: Runtime) -> None:
                 continue
             try:
                 init_ws_context(session)
+                set_language(choose(runtime.settings.chat.language, getattr(session, "language", None)))
                 text = notice_text(runtime, notice, is_admin(session.user))
                 await cl.Message(content=text, author=AUTHOR).send()
             except Exception:  # a session closing meanwhile: the others are still told

@@ -3,7 +3,7 @@
 Admin only (the panel's own check), and state-changing, so OriginGuard refuses them from a foreign origin; a
 body must be JSON (application/json), which a cross-site form cannot send without the browser asking first.
 The answer is the RemedyResult once the engine was restarted and verified (or not); a refusal is a 4xx with
-one sentence in `detail`.
+one sentence in `detail`, in the reader's language (the panel's choice: CHAT_LANGUAGE, else Accept-Language).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from chainlit_app.i18n import t
+from chainlit_app import i18n
+from chainlit_app.i18n import localize, t
 from chainlit_app.panel import admin_only
 from chainlit_app.remedy_desk import RemedyRefused
 from chainlit_app.runtime import Runtime
@@ -66,7 +67,15 @@ async def _body(request: Request, model: type[Body], example: str) -> Body:
 
 def _refused(exc: RemedyRefused) -> JSONResponse:
     """The sentence in `detail`, as FastAPI's own errors; an unsafe remedy adds its `risk`."""
-    return JSONResponse({"detail": str(exc), **exc.extra}, status_code=exc.status)
+    extra = {key: localize(value) for key, value in exc.extra.items()}
+    return JSONResponse({"detail": localize(exc.message), **extra}, status_code=exc.status)
+
+
+def _language(request: Request, runtime: Runtime) -> i18n.Language:
+    """As the panel's API: `?lang=`, else CHAT_LANGUAGE, else the browser's Accept-Language."""
+    lang = request.query_params.get("lang")
+    return i18n.pick(lang) if lang else i18n.choose(runtime.settings.chat.language,
+                                                    request.headers.get("accept-language"))
 
 
 def remedy_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
@@ -74,19 +83,23 @@ def remedy_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
 
     @router.post(APPLY_PATH)
     async def apply(request: Request) -> JSONResponse:
+        runtime = runtime_getter()
+        i18n.set_language(_language(request, runtime))  # this request's task only (a context variable)
         body = await _body(request, ApplyRequest, '{"finding": "<id>", "remedy": "fit_max_model_len"}')
         try:
-            result = await runtime_getter().remedies.apply(body.remedy, finding_id=body.finding, kind=body.kind,
-                                                           confirm=body.confirm)
+            result = await runtime.remedies.apply(body.remedy, finding_id=body.finding, kind=body.kind,
+                                                  confirm=body.confirm)
         except RemedyRefused as exc:
             return _refused(exc)
         return JSONResponse(result.to_json())
 
     @router.post(UNDO_PATH)
     async def undo(request: Request) -> JSONResponse:
+        runtime = runtime_getter()
+        i18n.set_language(_language(request, runtime))
         body = await _body(request, UndoRequest, '{"remedy": "fit_max_model_len"}')
         try:
-            result = await runtime_getter().remedies.undo(body.remedy)
+            result = await runtime.remedies.undo(body.remedy)
         except RemedyRefused as exc:
             return _refused(exc)
         return JSONResponse(result.to_json())

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from chainlit_app.diagnostics.redact import redact_tree
+from chainlit_app.i18n import Msg
 from chainlit_app.private_files import FILE_MODE, private_dir
 
 log = logging.getLogger(__name__)
@@ -41,21 +42,37 @@ def exit_label(code: int | None) -> str:
     return f"code {code}"
 
 
-def exit_cause(code: int | None, *, ready: bool, stopped_by_app: bool, error: str | None = None) -> str:
-    """One sentence an admin reads: what ended the launch and in which phase."""
-    phase = "while serving" if ready else "before it was ready"
+def cause_parts(code: int | None, *, ready: bool, stopped_by_app: bool, error: str | None = None) -> dict[str, Any]:
+    """What ended the launch, as a catalogue key and plain values: kept in the record (JSON), so the panel can
+    say it in its reader's language, also for the records of earlier runs of the app."""
+    phase = "serving" if ready else "starting"
     if stopped_by_app:
-        return f"stopped by the app ({exit_label(code)})"
+        return {"key": "launch.cause.stopped_by_app", "label": exit_label(code)}
     if code is None:
-        return f"ended {phase}: {error}" if error else f"ended {phase} (exit status unknown)"
+        if error:
+            return {"key": "launch.cause.ended_error", "phase": phase, "error": str(error)}
+        return {"key": "launch.cause.ended_unknown", "phase": phase}
     if code < 0:
         name = exit_label(code)
         if -code in {s.value for s in _FAULT_SIGNALS}:
-            return f"crashed {phase}: fatal signal {name} (a fault in vLLM's native code)"
+            return {"key": "launch.cause.fatal_signal", "phase": phase, "name": name}
         if -code == signal.SIGKILL:
-            return f"killed {phase} by SIGKILL (from outside: an admin, the OOM killer)"
-        return f"ended {phase} by signal {name}"
-    return f"exited {phase} with code {code}"
+            return {"key": "launch.cause.sigkill", "phase": phase}
+        return {"key": "launch.cause.signal", "phase": phase, "name": name}
+    return {"key": "launch.cause.exit_code", "phase": phase, "code": code}
+
+
+def cause_text(parts: dict[str, Any]) -> Msg:
+    """The sentence of `cause_parts` (English as a str, any language with .render())."""
+    values = {k: Msg(f"launch.phase.{v}") if k == "phase" else v for k, v in parts.items()
+              if k not in ("key", "gave_up")}
+    sentence = Msg(str(parts["key"]), **values)
+    return Msg("launch.cause.gave_up", cause=sentence) if parts.get("gave_up") else sentence
+
+
+def exit_cause(code: int | None, *, ready: bool, stopped_by_app: bool, error: str | None = None) -> str:
+    """One sentence an admin reads: what ended the launch and in which phase."""
+    return cause_text(cause_parts(code, ready=ready, stopped_by_app=stopped_by_app, error=error))
 
 
 @dataclass
@@ -74,15 +91,29 @@ class LaunchRecord:
     ended: float | None = None
     exit_code: int | None = None
     exit: str = "running"
-    cause: str = "running"
+    cause: str = "running"  # English; `cause_parts` says it in any language
+    cause_parts: dict[str, Any] = field(default_factory=dict)
     gave_up: bool = False
     last_lines: list[str] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         return {"id": self.id, "launch": self.launch, "started": self.started, "ready_at": self.ready_at,
-                "ended": self.ended, "exit_code": self.exit_code, "exit": self.exit, "cause": self.cause,
+                "ended": self.ended, "exit_code": self.exit_code, "exit": self.exit, "cause": self.shown_cause(),
                 "gave_up": self.gave_up, "pid": self.pid}
+
+    def set_cause(self, parts: dict[str, Any]) -> None:
+        self.cause_parts = parts
+        self.cause = str(cause_text(parts))
+
+    def shown_cause(self) -> str:
+        """In the current language; a record without parts (written before them, or running) as it was kept."""
+        if not self.cause_parts:
+            return self.cause
+        try:
+            return cause_text(self.cause_parts).render()
+        except (KeyError, IndexError, ValueError):  # a record of another version of the app: its English text
+            return self.cause
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -15,7 +15,7 @@ from typing import Any
 
 from chainlit_app.diagnostics import classify_lines
 from chainlit_app.diagnostics.redact import redact
-from chainlit_app.engine.launch_records import RECORD_LINES, LaunchRecord, LaunchRecords, exit_cause, exit_label
+from chainlit_app.engine.launch_records import RECORD_LINES, LaunchRecord, LaunchRecords, cause_parts, exit_label
 from chainlit_app.engine.logfiles import read_tail
 from chainlit_app.engine.status import EngineState, EngineStatus
 
@@ -78,7 +78,8 @@ class LaunchRecorder:
         if status.state == EngineState.FAILED and self.records.current is not None:
             last = self.records.current  # the crash loop ends with this record, not only a state
             last.gave_up = True
-            last.cause = last.cause if "gave up" in last.cause else f"{last.cause}; the supervisor gave up"
+            if last.cause_parts and not last.cause_parts.get("gave_up"):
+                last.set_cause({**last.cause_parts, "gave_up": True})
             self.records.save(last, self._secrets())
 
     def _end(self, status: EngineStatus, code: int | None, error: str | None) -> None:
@@ -91,8 +92,8 @@ class LaunchRecorder:
         record.ended = time.time()
         record.exit_code = code
         record.exit = "stopped" if self._stopping else exit_label(code)
-        record.cause = exit_cause(code, ready=record.ready_at is not None, stopped_by_app=self._stopping,
-                                  error=error)
+        record.set_cause(cause_parts(code, ready=record.ready_at is not None, stopped_by_app=self._stopping,
+                                     error=error))
         record.findings = self._findings_now(lines, secrets)
         self.records.save(record, secrets)
 

@@ -133,6 +133,10 @@ def test_chinese_browser_sees_chinese_from_start_to_a_named_fault(starting_app: 
         expect(card).to_contain_text("模型名称不存在（404）")
         expect(card).to_contain_text(zh["fix"][0])
         expect(card).to_contain_text("does not exist")  # vLLM's own line, untranslated
+        expect(card).to_contain_text("判定依据：")
+        _panel_labels_are(page, CHINESE_LABELS)
+        assert chinese["labels"]["apply_fix"] == "应用修复" and english["labels"]["apply_fix"] == "Apply fix"
+        assert set(chinese["labels"]) == set(english["labels"])
         save_screenshot(page, "zh-CN-diagnostics.png")
     finally:
         context.close()
@@ -153,8 +157,56 @@ def test_english_browser_still_sees_english(starting_app: AppServer, browser: Br
         card.wait_for(timeout=15_000)
         expect(card).to_contain_text("Model name not served (404)")
         assert not CJK.search(card.inner_text())
+        _panel_labels_are(page, ENGLISH_LABELS)
+        assert not CJK.search(page.locator("#diagnostics-panel").inner_text())
     finally:
         context.close()
+
+
+# What the reader sees of the panel's own words: the section titles, the log's Pause button, the no-overrides line.
+CHINESE_LABELS = {"#diag-engine": "引擎", "#diag-findings": "诊断结果", "#diag-metrics": "指标", "#diag-log": "日志",
+                  "[data-testid=diag-overrides]": "覆盖项", "#diag-follow": "暂停",
+                  "[data-testid=diag-no-overrides]": "没有覆盖项"}
+ENGLISH_LABELS = {"#diag-engine": "Engine", "#diag-findings": "Findings", "#diag-metrics": "Metrics",
+                  "#diag-log": "Log", "[data-testid=diag-overrides]": "Overrides", "#diag-follow": "Pause",
+                  "[data-testid=diag-no-overrides]": "No overrides"}
+
+
+def _panel_labels_are(page: Page, labels: dict[str, str]) -> None:
+    for selector, label in labels.items():
+        expect(page.locator(selector).first).to_contain_text(label)
+    state = page.locator("#diag-engine-state").inner_text()
+    assert bool(CJK.search(state)) == (labels is CHINESE_LABELS), state
+
+
+TOO_LONG = 65536  # x 45 KiB per token (demo model, float32) > the 1 GiB CPU KV cache: vLLM fails, a remedy exists
+FAULT = {"CHAT_MAX_MODEL_LEN": str(TOO_LONG), "VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1", "CHAT_PREFLIGHT": "0",
+         "CHAT_MAX_RESTARTS": "0"}
+
+
+def test_chinese_apply_fix_button(demo_model: Path, tmp_path: Path, browser: Browser) -> None:
+    """A finding with a remedy: the card's button reads Chinese and keeps its test id and data-remedy."""
+    with run_app(tmp_path, ("failed",), CHAT_MODEL="demo", **FAULT) as app:
+        context = _context(browser, "zh-CN")
+        page = context.new_page()
+        try:
+            _login(page, app.url, "欢迎使用")
+            page.locator("button:not([data-sidebar])", has_text="诊断").first.click()
+            page.wait_for_selector("#diagnostics-panel", timeout=30_000)
+            card = page.locator(".diag-finding[data-kind=out_of_memory]").first
+            apply = card.locator("[data-testid=diag-remedy-apply][data-remedy=fit_max_model_len]")
+            expect(apply).to_be_visible(timeout=30_000)
+            expect(apply).to_have_text("应用修复")
+            expect(apply).to_have_accessible_name("应用修复 fit_max_model_len")
+            proposal = card.locator("[data-testid=diag-remedy][data-remedy=fit_max_model_len]").inner_text()
+            assert proposal.startswith("修复：") and f"max_model_len {TOO_LONG} →" in proposal, proposal
+            expect(page.locator("#diag-engine-state")).to_have_text("启动失败")
+            expect(page.locator("[data-testid=diag-launches]")).to_contain_text("启动记录")
+            print(f"\nthe card in Chinese: {card.inner_text()!r}")
+            apply.scroll_into_view_if_needed()
+            save_screenshot(page, "zh-CN-remedy.png")
+        finally:
+            context.close()
 
 
 def starting_app_ready(server: AppServer) -> None:
