@@ -22,6 +22,7 @@ from typing import Any
 from chainlit_app.engine import facts_probe
 from chainlit_app.engine.childenv import engine_environment
 from chainlit_app.engine.facts_probe import MARKER, SCHEMA, last_error_line
+from chainlit_app.i18n import Msg
 
 PROBE_TIMEOUT = 300.0
 PROBE_SCRIPT = facts_probe.HERE
@@ -113,9 +114,9 @@ def run_probe(python: Path, timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
         done = subprocess.run([str(python), str(PROBE_SCRIPT)], capture_output=True, text=True, timeout=timeout,
                               env=env, cwd=tempfile.gettempdir(), check=False)
     except subprocess.TimeoutExpired:
-        return {"error": f"probing the engine environment timed out after {timeout:.0f} s"}
+        return {"error": Msg("engine.probe_timeout", seconds=f"{timeout:.0f}")}
     except OSError as exc:
-        return {"error": f"cannot run {python}: {exc.strerror or exc}"}
+        return {"error": Msg("engine.probe_cannot_run", python=str(python), error=exc.strerror or str(exc))}
     for line in reversed(done.stdout.splitlines()):
         if line.startswith(MARKER):
             try:
@@ -125,7 +126,7 @@ def run_probe(python: Path, timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
             data.setdefault("probe_seconds", round(time.monotonic() - started, 2))
             return data
     reason = last_error_line(done.stderr) or f"exit code {done.returncode}"
-    return {"error": f"the engine probe under {python} failed: {reason}"}
+    return {"error": Msg("engine.probe_failed", python=str(python), reason=reason)}
 
 
 def site_packages(python: Path) -> Path | None:

@@ -18,6 +18,7 @@ from chainlit_app.diagnostics.redact import redact
 from chainlit_app.engine.launch_records import RECORD_LINES, LaunchRecord, LaunchRecords, cause_parts, exit_label
 from chainlit_app.engine.logfiles import read_tail
 from chainlit_app.engine.status import EngineState, EngineStatus
+from chainlit_app.i18n import Msg
 
 log = logging.getLogger(__name__)
 _ENDED = (EngineState.CRASHED, EngineState.STOPPED, EngineState.FAILED)
@@ -105,6 +106,6 @@ class LaunchRecorder:
                  for f in self._findings() if not f["resolved"]]
         root = classify_lines(lines, secrets).root
         if root is not None and not any((f["kind"], f["rule"]) == (root.kind, root.rule) for f in found):
-            found.insert(0, {"kind": root.kind, "title": "root cause in the last lines", "source": "log",
+            found.insert(0, {"kind": root.kind, "title": Msg("launch.root_cause_title"), "source": "log",
                              "rule": root.rule, "count": 1, "text": root.text})
         return found

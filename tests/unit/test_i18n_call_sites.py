@@ -25,7 +25,13 @@ SHOWN = {
     "RaisedInEntry": (2, "hint"), "InputTooLong": (0,), "Refused": (0,),
     "passed": (1,), "warned": (2, 3), "failed": (2, 3), "Remedy": (3, 4, "risk"), "HTTPException": ("detail",),
     "Finding": ("hint",), "StallSignal": (1,), "AnswerVerdict": (2,),
+    # Issue 13's additions: a remedy's refusal (the 4xx `detail` the panel shows), the automatic mode's notices.
+    "RemedyRefused": (1,), "_tell": (0, 1), "Notice": (1, 2, "admin_text", "user_text"), "JSONResponse": (0,),
 }
+# JSON fields the panel or a script shows to a person as they are. facts_probe.py runs under the engine's own
+# interpreter, which cannot import the app's catalogue: its import failures are evidence, quoted as observed.
+SHOWN_FIELDS = {"detail", "message", "cause", "notice", "error", "progress", "hint", "title"}
+FIELDS_ENGLISH_ON_PURPOSE = {"chainlit_app/engine/facts_probe.py"}
 
 
 def _name(call: ast.Call) -> str:
@@ -82,6 +88,22 @@ TEXT_VARIABLES = {"fix", "message", "hint", "notice", "what", "fallback", "unit"
 ENGLISH_ON_PURPOSE = {
     "chainlit_app/users.py: CHAT_USERS",
 }
+
+
+def test_no_english_sentence_is_written_into_a_json_field_a_person_reads() -> None:
+    """`{"detail": "..."}`, `{"message": f"..."}`: an answer's text field the panel shows as it is."""
+    offenders = []
+    for path in SOURCES:
+        if str(path.relative_to(ROOT)) in FIELDS_ENGLISH_ON_PURPOSE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Dict):
+                continue
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and key.value in SHOWN_FIELDS and value is not None:
+                    offenders += [f"{path.relative_to(ROOT)}:{node.lineno}: {_literal_text(v)[:60]!r}"
+                                  for v in _branches(value) if WORDS.search(_literal_text(v))]
+    assert offenders == []
 
 
 def test_no_english_sentence_is_kept_in_a_text_variable() -> None:
