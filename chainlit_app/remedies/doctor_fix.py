@@ -11,6 +11,7 @@ import psutil
 from chainlit_app.doctor import Check, PreflightConfig
 from chainlit_app.engine.command import LaunchSpec
 from chainlit_app.hub import hub_snapshot
+from chainlit_app.i18n import localize
 from chainlit_app.models import ResolvedModel
 from chainlit_app.settings import Settings
 
@@ -66,4 +67,4 @@ def describe(proposal: Proposal) -> str:
     values = ", ".join(f"{name} {proposal.previous.get(name)!r} -> {value!r}"
                        for name, value in proposal.overrides.items())
     safety = "safe" if proposal.remedy.safe else "UNSAFE: needs --confirm " + proposal.remedy.id
-    return f"{proposal.remedy.id} ({proposal.remedy.changes}): {values}; {proposal.reason} [{safety}]"
+    return f"{proposal.remedy.id} ({proposal.remedy.changes}): {values}; {localize(proposal.reason)} [{safety}]"

@@ -11,6 +11,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from chainlit_app.i18n import Msg
+
 # vLLM >= 0.6 (V1): "... (4.38 GiB KV cache is needed, which is larger than the available KV cache memory
 # (4.00 GiB). Based on the available memory, the estimated maximum model length is 37376."
 _ESTIMATED = re.compile(r"estimated maximum model length is (\d+)")
@@ -48,17 +50,17 @@ def kv_fit(text: str) -> KvFit | None:
     need_gib = float(needed.group(2)) if needed else None
     have_gib = float(needed.group(3)) if needed else None
     if match := _ESTIMATED.search(text):
-        return KvFit(int(match.group(1)), asked, "vLLM's estimated maximum model length", need_gib, have_gib)
+        return KvFit(int(match.group(1)), asked, Msg("remedy_how.estimated"), need_gib, have_gib)
     if match := _STORED.search(text):
-        return KvFit(int(match.group(2)), int(match.group(1)), "vLLM's maximum number of tokens in the KV cache")
+        return KvFit(int(match.group(2)), int(match.group(1)), Msg("remedy_how.kv_tokens"))
     if match := _DOCTOR_HOLDS.search(text):
         raise_to = _DOCTOR_RAISE.search(text)
-        return KvFit(int(match.group(2).replace(",", "")), int(match.group(3)), "the doctor's count of the KV cache",
+        return KvFit(int(match.group(2).replace(",", "")), int(match.group(3)), Msg("remedy_how.doctor"),
                      float(raise_to.group(1)) if raise_to else None, float(match.group(1)))
     if needed and need_gib and have_gib and asked:
         # No estimate printed: the cache grows linearly with the length, so scale and round down to a block.
         fits = int(asked * have_gib / need_gib) // BLOCK * BLOCK
-        return KvFit(fits, asked, "scaled from vLLM's needed and available KV cache memory", need_gib, have_gib)
+        return KvFit(fits, asked, Msg("remedy_how.scaled"), need_gib, have_gib)
     return None
 
 

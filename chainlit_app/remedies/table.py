@@ -85,7 +85,7 @@ class Proposal:
         r = self.remedy
         return {"id": r.id, "kind": r.kind, "changes": r.changes, "why": localize(r.why), "undo": localize(r.undo),
                 "safe": r.safe, "risk": localize(r.risk), "overrides": self.overrides, "previous": self.previous,
-                "reason": self.reason,
+                "reason": localize(self.reason),
                 "finding": {"kind": self.finding.kind, "line": self.finding.line, "text": self.finding.text}}
 
 
@@ -95,7 +95,8 @@ def fit_max_model_len(finding: Finding, ctx: RemedyContext) -> Change | None:
     if fit is None or fit.fits <= 0 or fit.fits >= ctx.spec.max_model_len:
         return None
     return Change({"max_model_len": fit.fits},
-                  f"{fit.how}: {fit.fits} tokens fit, {fit.asked or ctx.spec.max_model_len} were asked for")
+                  Msg("remedy_reason.fit_max_model_len", how=fit.how, fits=fit.fits,
+                      asked=fit.asked or ctx.spec.max_model_len))
 
 
 def more_kv_cache(finding: Finding, ctx: RemedyContext) -> Change | None:
@@ -107,8 +108,8 @@ def more_kv_cache(finding: Finding, ctx: RemedyContext) -> Change | None:
     extra = gib - ctx.spec.kv_cache_gib
     if extra <= 0 or (extra + 1) * GIB > ctx.available_ram:
         return None
-    return Change({"kv_cache_gib": gib}, f"{fit.needed_gib:g} GiB KV cache needed; {extra} GiB more of "
-                                         f"{ctx.available_ram / GIB:.1f} GiB available RAM")
+    return Change({"kv_cache_gib": gib}, Msg("remedy_reason.more_kv_cache", needed=f"{fit.needed_gib:g}", extra=extra,
+                                             available=f"{ctx.available_ram / GIB:.1f}"))
 
 
 def lower_gpu_utilization(finding: Finding, ctx: RemedyContext) -> Change | None:
@@ -118,7 +119,8 @@ def lower_gpu_utilization(finding: Finding, ctx: RemedyContext) -> Change | None
     free, total, fraction = figures
     if fraction < 0.05 or fraction >= ctx.spec.gpu_memory_utilization:
         return None
-    return Change({"gpu_memory_utilization": fraction}, f"{free:g} of {total:g} GiB free on the GPU")
+    return Change({"gpu_memory_utilization": fraction}, Msg("remedy_reason.gpu_free", free=f"{free:g}",
+                                                              total=f"{total:g}"))
 
 
 def port_is_taken(host: str, port: int) -> bool:
@@ -149,7 +151,8 @@ def other_port(finding: Finding, ctx: RemedyContext) -> Change | None:
     if not port_is_taken(ctx.spec.host, port):
         return None
     new = ctx.pick_port(ctx.spec.host)
-    return Change({"port": new}, f"{ctx.spec.host}:{port} is taken; {new} is free now")
+    return Change({"port": new}, Msg("remedy_reason.port", address=f"{ctx.spec.host}:{port}",
+                                          new=new))
 
 
 _NO_TEMPLATE = re.compile(r"no chat template|default chat template is no longer allowed|chat_template is not set|"
@@ -165,14 +168,14 @@ def shipped_template(finding: Finding, ctx: RemedyContext) -> Change | None:
     template, why = pick_template(ctx.model_dir)
     if template is None:
         return None
-    return Change({"chat_template": str(template.path)}, f"{template.name} template: {why}")
+    return Change({"chat_template": str(template.path)}, Msg("remedy_reason.template", name=template.name, why=why))
 
 
 def float32_on_cpu(finding: Finding, ctx: RemedyContext) -> Change | None:
     served = effective_dtype(ctx.spec.dtype, ctx.spec.on_gpu).lower()
     if ctx.spec.on_gpu or served not in HALF:
         return None
-    return Change({"dtype": "float32"}, f"--dtype {served} on a CPU gave garbled output")
+    return Change({"dtype": "float32"}, Msg("remedy_reason.float32", dtype=served))
 
 
 PENALTY_FIRST = 1.1  # the measurement: the demo model's worst loop went from 0.13 to 0.7 distinct words
@@ -187,7 +190,7 @@ def repetition_penalty(finding: Finding, ctx: RemedyContext) -> Change | None:
     new = PENALTY_FIRST if current < PENALTY_FIRST else round(current + PENALTY_STEP, 2)
     if new > PENALTY_MAX:
         return None
-    return Change({"repetition_penalty": new}, f"the answer looped at repetition_penalty {current:g}")
+    return Change({"repetition_penalty": new}, Msg("remedy_reason.repetition", value=f"{current:g}"))
 
 
 _FIRST_TOKEN_STOP = re.compile(r"completion_tokens=([01])\b")
@@ -212,10 +215,10 @@ def default_generation_config(finding: Finding, ctx: RemedyContext) -> Change | 
         return None
     target = ctx.data_dir / "generation-config" / ctx.model_dir.name
     corrected = {**generation, "eos_token_id": keep if len(keep) > 1 else keep[0]}
-    shown = ", ".join(map(str, extra[:5])) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+    more = Msg("remedy_reason.more", count=len(extra) - 5) if len(extra) > 5 else ""
     return Change({"generation_config": str(target)},
-                  f"generation_config.json stops on {len(extra)} token id(s) besides the tokenizer's EOS {own}: "
-                  f"{shown}; the answer ended at its first token. The copy stops on {keep} only",
+                  Msg("remedy_reason.generation_config", count=len(extra), own=own,
+                      shown=", ".join(map(str, extra[:5])), more=more, keep=keep),
                   files={str(target / "generation_config.json"): json.dumps(corrected, indent=1) + "\n"})
 
 
@@ -233,7 +236,7 @@ def trust_remote_code(finding: Finding, ctx: RemedyContext) -> Change | None:
     if ctx.spec.trust_remote_code or not (finding.rule in {"trust_remote_code_needed", "preflight_architecture"}
                                           and _REMOTE_CODE.search(finding.text)):
         return None
-    return Change({"trust_remote_code": True}, "the model's config names custom code (auto_map)")
+    return Change({"trust_remote_code": True}, Msg("remedy_reason.remote_code"))
 
 
 REMEDIES: tuple[Remedy, ...] = (

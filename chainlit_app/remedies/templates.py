@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chainlit_app.doctor.model_folder import ModelFolder
+from chainlit_app.i18n import Msg
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 
@@ -51,6 +52,7 @@ def pick_template(model_dir: Path) -> tuple[ShippedTemplate | None, str]:
     for template in candidates(model_type):
         missing = [t for t in template.tokens if folder.token_id(t) is None]
         if not missing:
-            return template, f"model_type {model_type or '?'}; the tokenizer has {', '.join(template.tokens)}"
+            return template, Msg("remedy_template.fits", model_type=model_type or "?",
+                                    tokens=", ".join(template.tokens))
     tried = ", ".join(t.name for t in candidates(model_type))
     return None, f"model_type {model_type or '?'}: the tokenizer lacks the special tokens of {tried}"
