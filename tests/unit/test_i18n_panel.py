@@ -120,3 +120,18 @@ def test_a_record_of_an_older_app_keeps_its_english_cause(tmp_path: Path) -> Non
          "log_file": "x", "cause": "exited before it was ready with code 1"}), encoding="utf-8")
     with use_language("zh-CN"):
         assert LaunchRecords(tmp_path).summaries()[0]["cause"] == "exited before it was ready with code 1"
+
+
+def test_a_remedys_reason_on_the_card_is_said_in_chinese() -> None:
+    """A recorded vLLM log's KV-cache fault: the figure the fix comes from, in the card's language."""
+    from chainlit_app.remedies import RemedyContext, remedies_for
+    from tests.unit.test_remedies import finding, spec  # the recorded log and launch of the remedies' tests
+
+    found = finding("dev/out_of_memory/recorded_cpu_kv_cache_65536_allow_long.log")
+    proposal = remedies_for(found, RemedyContext(spec(max_model_len=65536)))[0]
+    english = proposal.to_json()["reason"]
+    assert english == "vLLM's estimated maximum model length: 23168 tokens fit, 65536 were asked for"
+    with use_language("zh-CN"):
+        card = proposal.to_json()
+    assert card["reason"] == "vLLM 估算的最大模型长度：只能容纳 23168 个 token，而设置的是 65536 个"
+    assert CJK.search(card["why"]) and card["overrides"] == {"max_model_len": 23168}
