@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from chainlit_app.i18n import Msg, localize
+
 from .table import Proposal
 
 log = logging.getLogger(__name__)
@@ -112,7 +114,7 @@ class OverridesStore:
 
     def to_json(self) -> dict[str, Any]:
         """What the panel and /api/diagnostics will list (issue 13): the entries and any problem."""
-        return {"overrides": [asdict(e) for e in self.entries()], "problem": self.problem}
+        return {"overrides": [asdict(e) for e in self.entries()], "problem": localize(self.problem)}
 
     # -- writing ---------------------------------------------------------------------------------------------
     def add(self, proposal: Proposal, auto: bool = False) -> list[Override]:
@@ -170,9 +172,7 @@ class OverridesStore:
     def _put_aside(self, reason: str) -> None:
         aside = self.path.with_name(f"{self.path.name}.corrupt-{int(self._clock())}")
         os.replace(self.path, aside)
-        self.problem = (f"{self.path} could not be read as remedy overrides ({reason}); it was kept as {aside} and "
-                        "vLLM launches with the configured settings. Apply the remedies again, or fix the file and "
-                        "move it back.")
+        self.problem = Msg("remedy_overrides.put_aside", path=str(self.path), reason=reason, aside=str(aside))
         log.error("%s", self.problem)
 
     def _save(self, entries: list[Override]) -> None:
