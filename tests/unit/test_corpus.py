@@ -41,10 +41,6 @@ KNOWN_HEALTHY_MISSES = {
     "round7_gh904_v01_llm_engine_196_stuck_30min_54584_prompts.log": "the excerpt ends on the KV-cache sizing "
     "line ('# GPU blocks'), a line every healthy start-up prints before its first request; the 30 minutes of "
     "silence after it are in the thread's words, not in any line, and no line carries a time after it",
-    "round7_jishuzhan_swift_deploy_vllm_8012_taken_server_moved_to_8014.log": "the server came up (Uvicorn "
-    "running on 8014) and lsof rows show older processes LISTENing on 8012 and 8013: naming it needs the port "
-    "the user asked for, which no line states; a general 'server moved up past ports other PIDs hold' check "
-    "(Uvicorn's port against lsof/ss LISTEN rows) is the next mechanism to add, not written in this pass",
     "round5_gh4760_functionary_small_3090_enforce_eager_2_2_tok_s.log": "one stats line at 2.2 tokens/s for one "
     "request: a prompt prefilled in the same interval (102 tokens/s) means the request may have arrived late in "
     "it, and a CPU server (this app's own) decodes at 1-5 tokens/s when healthy; one low rate names nothing",
