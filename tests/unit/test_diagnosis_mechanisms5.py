@@ -63,3 +63,21 @@ def test_own_socket_or_no_listing_raises_nothing() -> None:
     # another process listens, but not just below the server's port
     apart = ["Uvicorn running on http://0.0.0.0:8000", "postgres 77 pg TCP *:5432 (LISTEN)"]
     assert classify_lines(apart).kind == HEALTHY
+
+
+# Langchain-Chatchat #2129: FastChat's vllm_worker endpoint fails while handling a request (no phase marker)
+ENDPOINT_STACK = [
+    "Traceback (most recent call last):",
+    '  File "/env/lib/python3.10/site-packages/fastapi/routing.py", line 191, in run_endpoint_function',
+    "    return await dependant.call(**values)",
+    '  File "/env/lib/python3.10/site-packages/fastchat/serve/vllm_worker.py", line 206, in api_get_conv',
+    "    return worker.get_conv_template()",
+    "NameError: name 'worker' is not defined",
+]
+
+
+def test_stack_through_a_web_framework_endpoint_is_serving() -> None:
+    assert classify_lines(ENDPOINT_STACK).kind == "engine_error"
+    # the same error without the framework's frame shows no phase: read as start-up
+    without = [ENDPOINT_STACK[0], *ENDPOINT_STACK[3:]]
+    assert classify_lines(without).kind == "startup_failure"
