@@ -81,3 +81,15 @@ def test_stack_through_a_web_framework_endpoint_is_serving() -> None:
     # the same error without the framework's frame shows no phase: read as start-up
     without = [ENDPOINT_STACK[0], *ENDPOINT_STACK[3:]]
     assert classify_lines(without).kind == "startup_failure"
+
+
+# vllm-dgx-spark #3: curl refused while the start script counts the model load past 26 minutes
+REFUSED = "curl: (7) Failed to connect to localhost port 8000 after 0 ms: Couldn’t connect to server"
+
+
+def test_refused_while_loading_for_minutes_is_the_slow_load() -> None:
+    report = classify_lines([REFUSED, "⠋ Loading model… [26m 02s elapsed]"])
+    assert report.kind == "slow_or_stalled"
+    assert report.findings[0].rule == "model_load_elapsed_minutes"
+    assert classify_lines([REFUSED]).kind == "connection"
+    assert classify_lines([REFUSED, "⠋ Loading model… [2m 05s elapsed]"]).kind == "connection"  # a normal load
