@@ -88,7 +88,8 @@ REFUSED = "curl: (7) Failed to connect to localhost port 8000 after 0 ms: Couldn
 
 
 def test_refused_while_loading_for_minutes_is_the_slow_load() -> None:
-    report = classify_lines([REFUSED, "[2025-12-02 16:53:46] ⏳ Still loading… (26m 2s) - this is normal for large models"])
+    still = "[2025-12-02 16:53:46] ⏳ Still loading… (26m 2s) - this is normal for large models"
+    report = classify_lines([REFUSED, still])
     assert report.kind == "slow_or_stalled"
     assert report.findings[0].rule == "model_load_elapsed_minutes"
     assert classify_lines([REFUSED]).kind == "connection"
