@@ -36,6 +36,7 @@ from .phases import (
     stack_shows_starting,
     words_show_serving,
 )
+from .ports import PortWatch
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
 from .printed import COMPLETION_OUTPUT, PrintedCycle, PrintedOutput
 from .redact import SecretSource, secrets_of
@@ -61,6 +62,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._folder = EventFolder()
         self._phases = PhaseTracker()
         self._stalls = StallWatch()
+        self._ports = PortWatch()  # a server that moved up past a port another process holds
         self._chat_ok = 0
         self._last_traceback = 0  # exception line of the latest traceback: where wrappers point
         self._named_in_traceback: set[str] = set()  # processes whose open traceback already has a finding
@@ -98,6 +100,8 @@ class LineClassifier(PrintedOutput, RequestLines):
         if '"log":' in raw[:40] or ('{"' in raw[:60] and raw.endswith("}")):
             raw = unwrap_docker_json(raw)  # Docker's json-file lines and structured (JSON) log lines
         low = raw.lower()
+        if "LISTEN" in raw or "Uvicorn running on" in raw:
+            self._ports.observe(strip_ansi(raw), lineno)
         if not (self._folder.in_traceback or self._folder.in_body):
             if any(n in low for n in BUSY_LINES):  # per-request lines: the bulk of a busy log
                 return self._busy_line(raw, lineno)
@@ -293,6 +297,9 @@ class LineClassifier(PrintedOutput, RequestLines):
         found = [self._finding(v.kind, line, v.evidence, v.hint, f"stream_{v.kind.value}", "decisive")
                  for v, line in self._streams.flush()]
         found += self._stuck_progress()
+        if (moved := self._ports.moved()) is not None:
+            found.append(self._finding(Kind.PORT_IN_USE, moved[1], moved[2], Msg("hint.server_moved_port",
+                                       port=moved[0]), "server_moved_past_taken_port", "weak"))
         body = self._folder.open_body()
         if body is not None:
             found += self._on_body(body, ParsedLine("", ""))

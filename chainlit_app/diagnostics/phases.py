@@ -127,7 +127,9 @@ _SERVING_FRAMES = re.compile(
     r"update_from_output|convert_tokens_to_string|(?<!\w)_?decode\b|batch_decode|detokeniz|get_response|"
     r"collective_rpc|logprob|"
     r"allocate_slots|update_state_after_alloc|_alloc|swap_blocks|sample_tokens|_sample\b|propose|draft_token|"
-    r"bookkeeping|process_input_socket|add_request|abort_request|get_output|execute_dummy_batch",
+    r"bookkeeping|process_input_socket|add_request|abort_request|get_output|execute_dummy_batch|"
+    # a web framework calling an endpoint (FastAPI, Starlette): a request is being handled, whoever serves it
+    r"run_endpoint_function|request_response",
 )
 # Functions that run only while the server starts: their presence outweighs serving-looking frames
 # (a profiling run calls the model's forward as a request would).

@@ -97,6 +97,16 @@ CLIENT_RULES: tuple[Rule, ...] = (
         ),
     ),
     rule(
+        "benchmark_first_token_minutes",
+        Kind.SLOW_OR_STALLED,
+        # a serving benchmark's own measurement (vLLM's benchmark_serving / `vllm bench serve`): a minute or more
+        # to the first token, on average or at the median, is requests waiting in the queue, whatever the load
+        r"\b(?:Mean|Median) TTFT \(ms\):\s*(?:[6-9]\d{4}|\d{6,})(?:\.\d+)?\b",
+        role="weak",
+        hint=Msg("rule.benchmark_first_token_minutes"),
+        examples=("Mean TTFT (ms):                          515454",),  # vllm #8104
+    ),
+    rule(
         "route_not_found_go",
         Kind.MODEL_NOT_FOUND,
         # the body Go's net/http (Ollama, LocalAI, gateways written in Go) answers for a path it does not serve

@@ -119,4 +119,14 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         hint=Msg("rule.weight_loading_crawls"),
         examples=("Loading safetensors checkpoint shards:  39% Completed | 24/62 [32:49<18:34, 29.32s/it]",),
     ),
+    # the same, counted by a launcher or a start script in minutes and seconds: "[26m 02s elapsed]"
+    rule(
+        "model_load_elapsed_minutes",
+        Kind.SLOW_OR_STALLED,
+        r"\bloading\b.{0,40}?[\[(](?:[1-9]\d|\d{3,})m ?\d{1,2}s\b",
+        role="weak",
+        hint=Msg("rule.model_load_elapsed_minutes"),
+        examples=("⠋ Loading model… [26m 02s elapsed]",  # vllm-dgx-spark #3
+                  "[2025-12-02 16:53:46] ⏳ Still loading… (26m 2s) - this is normal for large models"),
+    ),
 )

@@ -20,6 +20,11 @@ MAX_LINE_BYTES = 64 * 1024
 EXPLAINED_BY: dict[str, tuple[str, ...]] = {
     Kind.EMPTY_OUTPUT.value: (Kind.CONTEXT_LENGTH.value,),
 }
+# A connection refused while the same log shows the model still loading after minutes: the server is not up
+# yet, and the slow load is why (rule ids, not the kind: a 504 a gateway saw explains no refusal).
+EXPLAINED_BY_RULES: dict[str, tuple[str, ...]] = {
+    Kind.CONNECTION.value: ("weight_loading_crawls", "model_load_elapsed_minutes"),
+}
 # A start-up failure no rule recognised (named by where it was raised or by the phase) in a log that also
 # shows a build that does not fit (a compiled extension missing, an ABI mismatch): the build explains it.
 EXPLAINED_WHEN_UNRECOGNISED: dict[str, tuple[str, ...]] = {
@@ -55,7 +60,9 @@ class Collector:
         causes = EXPLAINED_BY.get(root.kind, ())
         if root.basis != "rule":
             causes += EXPLAINED_WHEN_UNRECOGNISED.get(root.kind, ())
-        cause = next((f for f in self.findings if f.kind in causes and ROLE_RANK.get(f.role, 9) <= 2), None)
+        cause_rules = EXPLAINED_BY_RULES.get(root.kind, ())
+        cause = next((f for f in self.findings
+                      if (f.kind in causes or f.rule in cause_rules) and ROLE_RANK.get(f.role, 9) <= 2), None)
         root = cause or root
         root.root = True
         rest = [f for f in self.findings if f is not root]

@@ -38,6 +38,9 @@ KNOWN_HEALTHY_MISSES = {
     "round6_gh665_starcoderbase1b_gibberish_output.log": "55 characters of code-like fragments ('$GETEventArgs "
     "images (as', 'http='): one script, no U+FFFD, nothing repeated; telling noise from a short code snippet "
     "needs a reader",
+    "round7_gh904_v01_llm_engine_196_stuck_30min_54584_prompts.log": "the excerpt ends on the KV-cache sizing "
+    "line ('# GPU blocks'), a line every healthy start-up prints before its first request; the 30 minutes of "
+    "silence after it are in the thread's words, not in any line, and no line carries a time after it",
     "round5_gh4760_functionary_small_3090_enforce_eager_2_2_tok_s.log": "one stats line at 2.2 tokens/s for one "
     "request: a prompt prefilled in the same interval (102 tokens/s) means the request may have arrived late in "
     "it, and a CPU server (this app's own) decodes at 1-5 tokens/s when healthy; one low rate names nothing",
