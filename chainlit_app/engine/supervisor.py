@@ -177,7 +177,8 @@ class Supervisor:
                     await self._launch_once()
         except RetryError as exc:
             last = exc.last_attempt.exception()
-            message = str(last) if last else Msg("engine.did_not_start")
+            said = last.args[0] if last is not None and last.args else None
+            message = said if isinstance(said, Msg) else str(last) if last else Msg("engine.did_not_start")
             tries = exc.last_attempt.attempt_number
             log.error("vLLM gave up after %d failed start(s): %s", tries, message)
             self._set(
@@ -260,8 +261,8 @@ class Supervisor:
                     code = await self._process.wait()
                     tail = read_tail(self.config.log_file, 30)
                     self._set(state=EngineState.CRASHED, last_exit_code=code, pid=None,
-                              error=f"vLLM exited with code {code} before it was ready")
-                    raise EngineStartError(f"vLLM exited with code {code} before it was ready", tail, code)
+                              error=Msg("engine.exited_before_ready", code=code))
+                    raise EngineStartError(Msg("engine.exited_before_ready", code=code), tail, code)
                 if await server.health() and self._process.alive():
                     now = time.time()
                     self._set(state=EngineState.READY, ready_at=now, startup_seconds=round(now - started, 1),
@@ -273,7 +274,7 @@ class Supervisor:
                     tail = read_tail(self.config.log_file, 30)
                     await self._process.stop(self.config.stop_grace)
                     raise EngineStartError(
-                        f"vLLM was not ready after {self.config.startup_timeout:.0f} s", tail, None
+                        Msg("engine.not_ready_after", seconds=f"{self.config.startup_timeout:.0f}"), tail, None
                     )
                 if time.monotonic() >= next_progress_at:
                     next_progress_at = time.monotonic() + 0.5
@@ -296,7 +297,7 @@ class Supervisor:
             self._ready.clear()
             log.warning("vLLM exited unexpectedly with code %s; restarting", code)
             self._set(state=EngineState.CRASHED, last_exit_code=code, pid=None,
-                      error=f"vLLM exited unexpectedly with code {code}")
+                      error=Msg("engine.exited_unexpectedly", code=code))
             # Reap what is left of the group (engine core, workers) before the next launch.
             await self._process.stop(grace=2.0)
             self._process.stop_reaper()

@@ -137,7 +137,7 @@ function FindingCard({ f, now }) {
           {e.source === "log" ? text("evidence_line", { line: e.line }) : `${e.source}: `}{e.text}
         </div>
       ))}
-      {f.hint ? <div style={{ marginTop: 6, fontSize: 12.5 }}><b>{text("fix")}</b> {f.hint}</div> : null}
+      {f.hint ? <div style={{ marginTop: 6, fontSize: 12.5 }}><b>{text("fix")}</b>{f.hint}</div> : null}
       {f.fix && f.fix.length ? (
         <details style={{ marginTop: 4, fontSize: 12 }}>
           <summary>{text("all_fix_steps")}</summary>
@@ -427,7 +427,7 @@ function RemedyControls({ f }) {
       {f.resolved ? null : proposals.map((p) => (
         <div key={p.id} data-testid="diag-remedy" data-remedy={p.id} data-safe={p.safe ? "yes" : "no"}
           style={{ marginTop: 6, fontSize: 12.5 }}>
-          <div><b>{text("remedy")}</b> <span style={mono}>{changeText(text, p.overrides, p.previous)}</span>{p.safe ? "" : text("not_safe")}</div>
+          <div><b>{text("remedy")}</b><span style={mono}>{changeText(text, p.overrides, p.previous)}</span>{p.safe ? "" : text("not_safe")}</div>
           <div style={small}>{p.why} {p.reason}</div>
           <button data-testid="diag-remedy-apply" data-remedy={p.id} aria-label={text("apply_fix_label", { remedy: p.id })} disabled={busy}
             style={{ ...button, marginTop: 4, opacity: busy ? 0.5 : 1 }}

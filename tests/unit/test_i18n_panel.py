@@ -135,3 +135,14 @@ def test_a_remedys_reason_on_the_card_is_said_in_chinese() -> None:
         card = proposal.to_json()
     assert card["reason"] == "vLLM 估算的最大模型长度：只能容纳 23168 个 token，而设置的是 65536 个"
     assert CJK.search(card["why"]) and card["overrides"] == {"max_model_len": 23168}
+
+
+def test_the_supervisors_give_up_sentence_is_chinese_through_and_through() -> None:
+    """The welcome and the panel show the give-up error: its inner sentence (why the last try ended) too."""
+    from chainlit_app.engine.supervisor import EngineStartError
+
+    error = EngineStartError(Msg("engine.exited_before_ready", code=1), [], 1)
+    said = error.args[0]
+    assert isinstance(said, Msg) and str(error) == "vLLM exited with code 1 before it was ready"
+    gave_up = Msg("engine.gave_up", message=said, tries=1, log="/tmp/vllm.log")
+    assert "vLLM 在就绪之前退出，退出码 1" in gave_up.render("zh-CN") and "exited" not in gave_up.render("zh-CN")
