@@ -109,7 +109,7 @@ class LaunchRecord:
     def shown_cause(self) -> str:
         """In the current language; a record without parts (written before them, or running) as it was kept."""
         if not self.cause_parts:
-            return self.cause
+            return Msg("launch.cause.running").render() if self.cause == "running" else self.cause
         try:
             return cause_text(self.cause_parts).render()
         except (KeyError, IndexError, ValueError):  # a record of another version of the app: its English text

@@ -98,6 +98,9 @@ def test_automatic_mode_notices_render_in_both_languages() -> None:
 def test_a_launch_cause_is_said_in_chinese_also_after_a_restart_of_the_app(tmp_path: Path) -> None:
     records = LaunchRecords(tmp_path)
     record = records.begin(1, 1_700_000_000.0, ["vllm", "serve"], {}, {}, "log")
+    with use_language("zh-CN"):
+        assert records.summaries()[0]["cause"] == "运行中"  # a launch still running
+    assert records.summaries()[0]["cause"] == "running"
     record.ended = 1_700_000_010.0
     record.set_cause(cause_parts(-signal.SIGKILL, ready=True, stopped_by_app=False))
     records.save(record)
