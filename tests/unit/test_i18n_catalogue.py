@@ -30,7 +30,8 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 SAME_IN_BOTH = {"settings.top_p", "chat.gave_up_message", "chat.failure", "doctor.dtype.pass.1",
                 "doctor.transformers.pass.1", "doctor.list"}
 SAME_ON_PURPOSE = SAME_IN_BOTH | {"fail.status", "fail.sentence", "hint.with_detail", "doctor.config.pass.1",
-                                  "doctor.tokenizer.msg.1", "doctor.eos.fixes", "list.separator"}
+                                  "doctor.tokenizer.msg.1", "doctor.eos.fixes", "list.separator",
+                                  "panel.ui.launch_when"}  # only punctuation: "{when}：" against "{when}: "
 
 
 def test_every_key_has_both_languages_with_the_same_placeholders() -> None:
