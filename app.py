@@ -40,6 +40,7 @@ from chainlit_app.auth import (  # noqa: E402
 )
 from chainlit_app.cleaning import MAX_MESSAGE_BYTES  # noqa: E402
 from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema  # noqa: E402
+from chainlit_app.notices import ADMIN_ONLY  # noqa: E402
 from chainlit_app.origins import OriginPolicy  # noqa: E402
 from chainlit_app.private_files import private_dir  # noqa: E402
 from chainlit_app.sessions import install_session_checks  # noqa: E402
@@ -128,7 +129,7 @@ async def on_settings_update(values: dict[str, Any]) -> None:
 async def on_message(message: cl.Message) -> None:
     admin = current_user_is_admin()
     if message.command == panel.COMMAND or message.content.strip().lower() in ("/diagnostics", "/diag"):
-        await (panel.open_panel() if admin else chat.say("The diagnostics panel is for admins only."))
+        await (panel.open_panel() if admin else chat.say("The diagnostics panel is for admins only.", ADMIN_ONLY))
         return
     await chat.handle_message(RUNTIME, message, admin)
 

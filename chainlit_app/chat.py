@@ -32,7 +32,19 @@ from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.logfiles import phase_only
 from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.stream import open_chat_stream
-from chainlit_app.failures import explain
+from chainlit_app.failures import explain, failure_kind
+from chainlit_app.notices import (
+    DEMO_NOTICE,
+    FAILURE,
+    INPUT_REFUSED,
+    RETRY,
+    RETRYING,
+    STARTUP,
+    WELCOME,
+    action_id,
+    mark,
+    notice,
+)
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -40,7 +52,6 @@ log = logging.getLogger(__name__)
 CONVERSATION = "conversation"
 PARAMS = "params"
 AUTHOR = "Assistant"
-SYSTEM_AUTHOR = "Console"
 RETRY_ACTION = "retry_question"
 
 
@@ -90,9 +101,9 @@ def _masked(runtime: Runtime, text: str) -> str:
     return redact(text, runtime.monitor.secrets())
 
 
-async def say(text: str) -> None:
-    """A short message from the console itself (not the model)."""
-    await cl.Message(content=text, author=SYSTEM_AUTHOR).send()
+async def say(text: str, testid: str = INPUT_REFUSED) -> None:
+    """A short message from the console itself (not the model), with its test id."""
+    await notice(text, testid, role="alert" if testid == INPUT_REFUSED else "status")
 
 
 async def send_settings(params: Params) -> None:
@@ -111,11 +122,10 @@ async def start_chat(runtime: Runtime, actions: list[cl.Action] | None = None, i
     cl.user_session.set(PARAMS, params)
     cl.user_session.set(CONVERSATION, Conversation())
     await send_settings(params)
-    lines = [f"Welcome! {engine_line(runtime, is_admin)}"]
-    notice = runtime.status.notice
-    if notice:
-        lines.append(f"**Note:** {notice}")
-    await cl.Message(content="\n\n".join(lines), author=SYSTEM_AUTHOR, actions=actions or []).send()
+    await notice(f"Welcome! {engine_line(runtime, is_admin)}", WELCOME, actions=actions,
+                 attributes={"state": str(runtime.status.state)})
+    if runtime.status.notice:  # the demo model is served instead of the one asked for
+        await notice(f"**Note:** {runtime.status.notice}", DEMO_NOTICE, role="note")
 
 
 def update_settings(runtime: Runtime, values: dict[str, Any]) -> Params:
@@ -129,8 +139,7 @@ async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
     if runtime.is_ready():
         return True
     later = "Your question will be answered once it is ready."
-    waiting = cl.Message(content=f"⏳ {engine_line(runtime, is_admin)}. {later}", author=SYSTEM_AUTHOR)
-    await waiting.send()
+    waiting = await notice(f"⏳ {engine_line(runtime, is_admin)}. {later}", STARTUP, attributes={"state": "waiting"})
     deadline = time.monotonic() + runtime.settings.engine.startup_timeout
     while not runtime.has_given_up() and time.monotonic() < deadline:
         if await runtime.wait_ready(timeout=1.0):  # returns the moment the engine is ready
@@ -140,8 +149,8 @@ async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
     if runtime.is_ready():
         await waiting.remove()
         return True
-    waiting.content = f"❌ {engine_line(runtime, is_admin)}"
-    await waiting.update()
+    await waiting.remove()  # a new message, so that its hooks say "failed"
+    await notice(f"❌ {engine_line(runtime, is_admin)}", STARTUP, role="alert", attributes={"state": "failed"})
     return False
 
 
@@ -150,10 +159,10 @@ async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) 
     try:
         text = admit_text(message.content or "")  # the length first: an 8 MB paste costs one len()
     except Refused as exc:
-        await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
+        await say(str(exc))
         return
     if not text.strip():
-        await cl.Message(content="Please type a question first.", author=SYSTEM_AUTHOR).send()
+        await say("Please type a question first.")
         return
     if text != message.content:  # shown, stored and asked: the same cleaned text
         message.content = text
@@ -182,7 +191,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     try:
         fitted = conversation.fit(params, runtime.settings.engine.max_model_len)
     except InputTooLong as exc:
-        await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
+        await say(str(exc))
         return None
     started = time.monotonic()
     request = AnswerRequest(
@@ -206,6 +215,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             if is_admin:
                 msg.content = with_note(msg.content, NOTE_SEE_PANEL)
             await msg.send()
+            await mark(msg, FAILURE, role="alert", attributes={"kind": str(Kind.EMPTY_OUTPUT)})
             log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
         text = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
@@ -235,18 +245,21 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         log.warning("chat request failed: %s: %s", type(exc).__name__, exc)
         question = conversation.turns[-1]["content"] if conversation.turns else ""
         retry = [retry_action(question)] if question else []
+        kind = failure_kind(exc)
         if partial:
             msg.content = with_note(partial, f"{NOTE_INTERRUPTED_PREFIX}{explanation}_")
             msg.actions = retry
             await msg.send()
+            await mark(msg, FAILURE, role="alert", attributes={"kind": kind, "interrupted": "yes"})
             return partial
-        await cl.Message(content=f"⚠ {explanation}", author=SYSTEM_AUTHOR, actions=retry).send()
+        await notice(f"⚠ {explanation}", FAILURE, role="alert", attributes={"kind": kind, "interrupted": "no"},
+                     actions=retry)
         return None
 
 
 def retry_action(question: str) -> cl.Action:
     return cl.Action(name=RETRY_ACTION, payload={"question": question}, label="Retry", icon="rotate-ccw",
-                     tooltip="Ask again once the model server is back")
+                     tooltip="Ask again once the model server is back", id=action_id(RETRY))
 
 
 def retry_question(payload: object) -> str:
@@ -264,7 +277,7 @@ async def retry(runtime: Runtime, payload: object, is_admin: bool) -> None:
         return
     if not question.strip():
         return
-    await say(f"Retrying: {question[:200]}")
+    await say(f"Retrying: {question[:200]}", RETRYING)
     await _ask(runtime, question, is_admin)
 
 

@@ -33,6 +33,12 @@ def _body_text(exc: openai.APIStatusError) -> str:
     return str(body or exc.message)
 
 
+def failure_kind(exc: BaseException) -> str:
+    """The failure's kind, as the panel's chat-side finding names it ("unknown" when none does)."""
+    finding = from_exception(exc)
+    return str(finding.kind) if finding is not None else "unknown"
+
+
 def explain(exc: BaseException, is_admin: bool) -> str:
     """A short, clear message for the chat; admins are pointed to the diagnostics panel."""
     where = " Open the diagnostics panel for the evidence and the fix." if is_admin else (

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, HTTPException
 
 from chainlit_app.auth import is_admin
 from chainlit_app.diagnostics.redact import redact_tree
+from chainlit_app.notices import OPEN_DIAGNOSTICS, action_id
 from chainlit_app.runtime import Runtime
 
 PANEL_ELEMENT = "DiagnosticsPanel"
@@ -64,7 +65,7 @@ async def offer_panel() -> None:
 
 def open_action() -> cl.Action:
     return cl.Action(name="open_diagnostics", payload={}, label="Diagnostics", icon="activity",
-                     tooltip="Engine state, findings, live log and metrics")
+                     tooltip="Engine state, findings, live log and metrics", id=action_id(OPEN_DIAGNOSTICS))
 
 
 async def _show() -> None:
