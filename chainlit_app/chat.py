@@ -215,7 +215,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             if is_admin:
                 msg.content = with_note(msg.content, NOTE_SEE_PANEL)
             await msg.send()
-            await mark(msg, FAILURE, role="alert", attributes={"kind": str(Kind.EMPTY_OUTPUT)})
+            await mark(msg, FAILURE, role="alert", attributes={"kind": str(Kind.EMPTY_OUTPUT), "answer": "yes"})
             log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
         text = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
@@ -250,7 +250,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             msg.content = with_note(partial, f"{NOTE_INTERRUPTED_PREFIX}{explanation}_")
             msg.actions = retry
             await msg.send()
-            await mark(msg, FAILURE, role="alert", attributes={"kind": kind, "interrupted": "yes"})
+            await mark(msg, FAILURE, role="alert", attributes={"kind": kind, "interrupted": "yes", "answer": "yes"})
             return partial
         await notice(f"⚠ {explanation}", FAILURE, role="alert", attributes={"kind": kind, "interrupted": "no"},
                      actions=retry)
