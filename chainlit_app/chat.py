@@ -34,6 +34,7 @@ from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.stream import open_chat_stream
 from chainlit_app.failures import explain, failure_kind
 from chainlit_app.notices import (
+    ANSWER,
     DEMO_NOTICE,
     FAILURE,
     INPUT_REFUSED,
@@ -193,6 +194,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     except InputTooLong as exc:
         await say(str(exc))
         return None
+    await mark(msg, ANSWER, role=None)  # before its first token: the page knows it as the answer from the start
     started = time.monotonic()
     request = AnswerRequest(
         runtime.served_model_name, params, fitted,
@@ -215,7 +217,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             if is_admin:
                 msg.content = with_note(msg.content, NOTE_SEE_PANEL)
             await msg.send()
-            await mark(msg, FAILURE, role="alert", attributes={"kind": str(Kind.EMPTY_OUTPUT), "answer": "yes"})
+            await mark(msg, None, role="alert", attributes={"failure": str(Kind.EMPTY_OUTPUT)})
             log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
         text = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
@@ -250,9 +252,9 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             msg.content = with_note(partial, f"{NOTE_INTERRUPTED_PREFIX}{explanation}_")
             msg.actions = retry
             await msg.send()
-            await mark(msg, FAILURE, role="alert", attributes={"kind": kind, "interrupted": "yes", "answer": "yes"})
+            await mark(msg, None, role="alert", attributes={"failure": kind, "interrupted": "yes"})
             return partial
-        await notice(f"⚠ {explanation}", FAILURE, role="alert", attributes={"kind": kind, "interrupted": "no"},
+        await notice(f"⚠ {explanation}", FAILURE, role="alert", attributes={"kind": kind},
                      actions=retry)
         return None
 

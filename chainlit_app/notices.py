@@ -17,6 +17,7 @@ NOTICE_ELEMENT: Final = "ChatNotice"
 SYSTEM_AUTHOR: Final = "Console"
 
 # The chat's test ids: a supported interface (README "Scripted UI tests"; tests/unit/test_test_ids.py).
+ANSWER: Final = "chat-answer"
 WELCOME: Final = "chat-welcome"
 STARTUP: Final = "chat-startup"
 DEMO_NOTICE: Final = "chat-demo-notice"
@@ -26,7 +27,7 @@ RETRYING: Final = "chat-retrying"
 INPUT_REFUSED: Final = "chat-input-refused"
 ADMIN_ONLY: Final = "chat-admin-only"
 OPEN_DIAGNOSTICS: Final = "chat-open-diagnostics"
-CHAT_TEST_IDS: Final = (WELCOME, STARTUP, DEMO_NOTICE, FAILURE, RETRY, RETRYING, INPUT_REFUSED, ADMIN_ONLY,
+CHAT_TEST_IDS: Final = (ANSWER, WELCOME, STARTUP, DEMO_NOTICE, FAILURE, RETRY, RETRYING, INPUT_REFUSED, ADMIN_ONLY,
                         OPEN_DIAGNOSTICS)
 
 Role = Literal["status", "alert", "note"]
@@ -37,9 +38,10 @@ def action_id(testid: str) -> str:
     return f"{testid}-{uuid.uuid4().hex}"
 
 
-async def mark(message: cl.Message, testid: str, role: Role = "status",
+async def mark(message: cl.Message, testid: str | None, role: Role | None = "status",
                attributes: dict[str, str] | None = None) -> None:
-    """Put the hooks on a message already sent (its buttons are found by the ids `action_id` made)."""
+    """Put the hooks on a message (sent before or after it; its buttons are found by the ids `action_id`
+    made). `testid` None adds attributes to a message that has its test id already."""
     buttons = {a.id: a.id.rsplit("-", 1)[0] for a in message.actions if a.id.startswith("chat-")}
     element = cl.CustomElement(name=NOTICE_ELEMENT, display="inline", props={
         "testid": testid, "role": role, "attributes": attributes or {}, "buttons": buttons})

@@ -98,7 +98,14 @@ class AsyncDiagnosticsPanel:
         return self.page.locator(hooks.PANEL)
 
     async def open(self, timeout: float = 30.0) -> None:
-        await self.page.locator(hooks.OPEN_DIAGNOSTICS).last.click(timeout=timeout * 1000)
+        """By the welcome notice's button, or by the /diagnostics command once that notice has scrolled
+        away or was replaced (a new thread's page)."""
+        button = self.page.locator(hooks.OPEN_DIAGNOSTICS)
+        if await button.count():
+            await button.last.click(timeout=timeout * 1000)
+        else:
+            await self.page.fill(hooks.CHAT_INPUT, hooks.DIAGNOSTICS_COMMAND)
+            await self.page.click(hooks.CHAT_SUBMIT)
         await self.page.wait_for_selector(hooks.PANEL, timeout=timeout * 1000)
 
     async def engine_state(self) -> str:

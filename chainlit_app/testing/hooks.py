@@ -17,6 +17,7 @@ LOGIN_ERROR = 'form [class*="border-red-"]'  # Chainlit's error alert on its log
 CHAT_INPUT = "#chat-input"
 CHAT_SUBMIT = "#chat-submit"
 STOP_BUTTON = "#stop-button"
+DIAGNOSTICS_COMMAND = "/diagnostics"  # what an admin can type to open the panel (app.py)
 
 # The app's own hooks (README, "Scripted UI tests").
 WELCOME = "[data-testid=chat-welcome]"
@@ -37,8 +38,8 @@ def finding_selector(kind: str | None = None, open_only: bool = True) -> str:
     return selector
 
 
-# What followed the latest question: the answer (a message from the model, or the model's message marked
-# as a failure when it was cut off), the app's notices, and whether the answer is still being written.
+# What followed the latest question: the model's answers (chat-answer, with data-failure when it was cut
+# off or empty), the app's notices, messages whose hooks are not drawn yet, and whether a task still runs.
 REPLY_STATE_JS = """
 () => {
   const steps = [...document.querySelectorAll('[data-step-type]')];
@@ -46,18 +47,19 @@ REPLY_STATE_JS = """
   steps.forEach((s, i) => { if (s.dataset.stepType === 'user_message') last = i; });
   const answers = [];
   const notices = [];
+  let untagged = 0;
   for (const step of steps.slice(last + 1)) {
     const message = step.querySelector('.ai-message');
     if (!message) continue;
     const content = message.querySelector('.message-content');
     const text = content ? content.innerText : '';
     const testid = message.getAttribute('data-testid');
-    const answer = !testid || message.dataset.answer === 'yes';
     const id = (step.querySelector('[id^="step-"]') || {}).id || '';
-    if (answer) answers.push({id, text});
-    if (testid) notices.push({testid, kind: message.dataset.kind || '', state: message.dataset.state || '', text});
+    if (!testid) untagged += 1;
+    else if (testid === 'chat-answer') answers.push({id, text, failure: message.dataset.failure || ''});
+    else notices.push({testid, kind: message.dataset.kind || '', state: message.dataset.state || '', text});
   }
-  return {asked: last >= 0, answers, notices, running: !!document.querySelector('#stop-button')};
+  return {answers, notices, untagged, running: !!document.querySelector('#stop-button')};
 }
 """
 
@@ -88,33 +90,45 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """One answer of the model as the page shows it (`failure`: the kind, when it was cut off or empty)."""
+
+    step_id: str
+    text: str
+    failure: str
+
+
+@dataclass(frozen=True)
 class ReplyState:
     """A reading of the page after the latest question."""
 
-    answers: tuple[tuple[str, str], ...]  # (step id, text) of the model's messages
+    answers: tuple[Answer, ...]  # the model's messages
     notices: tuple[Notice, ...]
+    untagged: int  # messages whose hooks the page has not drawn yet (a moment after they appear)
     running: bool
 
     @classmethod
     def from_page(cls, raw: dict[str, Any]) -> ReplyState:
-        return cls(tuple((a["id"], a["text"]) for a in raw["answers"]),
+        return cls(tuple(Answer(a["id"], a["text"], a["failure"]) for a in raw["answers"]),
                    tuple(Notice(n["testid"], n["kind"], n["state"], n["text"]) for n in raw["notices"]),
-                   bool(raw["running"]))
+                   int(raw["untagged"]), bool(raw["running"]))
 
     @property
     def text(self) -> str:
-        return self.answers[-1][1].strip() if self.answers else ""
+        return self.answers[-1].text.strip() if self.answers else ""
 
     @property
     def failures(self) -> tuple[Notice, ...]:
-        """The notices that say the question was not answered as asked."""
-        return tuple(n for n in self.notices if n.testid == "chat-failure"
-                     or (n.testid == "chat-startup" and n.state == "failed") or n.testid == "chat-input-refused")
+        """What says the question was not answered as asked: failure notices, a failed start-up, refused
+        input, and answers cut off or empty (as notices of test id chat-answer, kind = the failure)."""
+        notices = tuple(n for n in self.notices if n.testid in ("chat-failure", "chat-input-refused")
+                        or (n.testid == "chat-startup" and n.state == "failed"))
+        return notices + tuple(Notice("chat-answer", a.failure, "", a.text) for a in self.answers if a.failure)
 
     @property
     def ended(self) -> bool:
         """The answer is complete, or the app said why there is none."""
-        return not self.running and (bool(self.text) or bool(self.failures))
+        return not self.running and not self.untagged and (bool(self.text) or bool(self.failures))
 
 
 @dataclass(frozen=True)

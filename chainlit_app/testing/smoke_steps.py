@@ -153,7 +153,8 @@ def _on_failure(page: Page, options: SmokeOptions, report: SmokeReport, console:
     """Name the panel's open findings when this user may open it, then keep a screenshot and the console."""
     panel = DiagnosticsPanel(page)
     try:
-        if not page.locator(hooks.PANEL).count() and page.locator(hooks.OPEN_DIAGNOSTICS).count():
+        if not page.locator(hooks.PANEL).count():
+            page.wait_for_timeout(1000)  # a new thread's page may still be replacing the first one
             panel.open(30)
         if page.locator(hooks.PANEL).count():
             page.wait_for_selector(hooks.ENGINE_STATE, timeout=10_000)

@@ -107,7 +107,14 @@ class DiagnosticsPanel:
         return self.page.locator(hooks.PANEL)
 
     def open(self, timeout: float = 30.0) -> None:
-        self.page.locator(hooks.OPEN_DIAGNOSTICS).last.click(timeout=timeout * 1000)
+        """By the welcome notice's button, or by the /diagnostics command once that notice has scrolled
+        away or was replaced (a new thread's page)."""
+        button = self.page.locator(hooks.OPEN_DIAGNOSTICS)
+        if button.count():
+            button.last.click(timeout=timeout * 1000)
+        else:
+            self.page.fill(hooks.CHAT_INPUT, hooks.DIAGNOSTICS_COMMAND)
+            self.page.click(hooks.CHAT_SUBMIT)
         self.page.wait_for_selector(hooks.PANEL, timeout=timeout * 1000)
 
     def engine_state(self) -> str:

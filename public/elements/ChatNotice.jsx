@@ -4,21 +4,23 @@ import { useEffect, useRef } from "react";
 // messages, and Chainlit lets no attribute of ours onto a message. This invisible element is sent with a
 // notice and puts the notice's stable hooks on the message it belongs to: data-testid, data-kind,
 // data-state, a role, and the test ids of the message's own buttons (Chainlit renders an action with
-// id={action.id}; the app chooses those ids). Nothing here depends on the display language.
+// id={action.id}; the app chooses those ids). Nothing here depends on the display language. The model's
+// answers get one too (chat-answer), so a script tells an answer from a notice without reading it; a
+// second element on an answer adds what went wrong with it (data-failure) without changing its test id.
 // The hooks are a supported interface for scripts (README, "Scripted UI tests").
 export default function ChatNotice() {
   const marker = useRef(null);
   const testid = props.testid;
   const attributes = props.attributes || {};
   const buttons = props.buttons || {};
-  const role = props.role || "status";
+  const role = props.role || null;
 
   useEffect(() => {
     const message = marker.current ? marker.current.closest(".ai-message") : null;
     if (!message) return undefined;
     const tag = () => {
-      message.setAttribute("data-testid", testid);
-      message.setAttribute("role", role);
+      if (testid) message.setAttribute("data-testid", testid);
+      if (role) message.setAttribute("role", role);
       for (const [name, value] of Object.entries(attributes)) message.setAttribute(`data-${name}`, String(value));
       for (const [id, buttonTestid] of Object.entries(buttons)) {
         const button = document.getElementById(id);
