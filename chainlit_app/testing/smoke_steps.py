@@ -162,6 +162,9 @@ def _on_failure(page: Page, options: SmokeOptions, report: SmokeReport, console:
             _read_findings(panel, report)
     except PlaywrightError:
         pass  # the page itself may be what is broken: the screenshot shows it
+    if report.open_findings and "open findings:" not in report.failure:
+        report.failure += " | open findings: " + ", ".join(
+            f"{f['kind']} ({f['severity']})" for f in report.open_findings)
     folder = options.screenshots or Path("smoke-results")
     folder.mkdir(parents=True, exist_ok=True)
     shot = folder / "failure.png"

@@ -18,6 +18,8 @@ const mono = { fontFamily: "ui-monospace, SFMono-Regular, Menlo, monospace", fon
 const small = { fontSize: 12, opacity: 0.8 };
 const heading = { fontWeight: 600, fontSize: 13, margin: "0 0 6px 0" };
 // A keyboard user must see where the focus is on every control of the panel, whatever the theme.
+// Colour marks a line, never its text (text keeps the theme's contrast, in light and dark themes alike).
+const flagged = (color) => ({ borderLeft: `3px solid ${color}`, paddingLeft: 6, marginTop: 6, opacity: 1 });
 const FOCUS_STYLE = "[data-testid=diag-panel] :focus-visible { outline: 2px solid #2563eb; outline-offset: 2px; }";
 
 function ago(now, t) {
@@ -68,7 +70,7 @@ function Engine({ engine }) {
         <span style={{ width: 10, height: 10, borderRadius: 5, background: color, display: "inline-block" }} />
         <span style={{ fontWeight: 600 }}>Engine</span>
         <span id="diag-engine-state" data-testid="diag-engine-state" data-state={engine.state} role="status"
-          style={{ color, fontWeight: 600 }}>{engine.state}</span>
+          style={{ fontWeight: 600 }}>{engine.state}</span>
       </div>
       <div style={{ display: "grid", gridTemplateColumns: "auto 1fr", columnGap: 10, rowGap: 2, ...small }}>
         {rows.map(([k, v]) => (
@@ -79,8 +81,8 @@ function Engine({ engine }) {
         ))}
       </div>
       {engine.progress && engine.state !== "ready" ? <div data-testid="diag-engine-progress" style={{ ...small, marginTop: 6 }}>{engine.progress}</div> : null}
-      {engine.error ? <div data-testid="diag-engine-error" role="alert" style={{ ...small, color: "#dc2626", marginTop: 6 }}>{engine.error}</div> : null}
-      {engine.notice ? <div data-testid="diag-engine-notice" style={{ ...small, color: "#d97706", marginTop: 6 }}>{engine.notice}</div> : null}
+      {engine.error ? <div data-testid="diag-engine-error" role="alert" style={{ ...small, ...flagged("#dc2626") }}>{engine.error}</div> : null}
+      {engine.notice ? <div data-testid="diag-engine-notice" style={{ ...small, ...flagged("#d97706") }}>{engine.notice}</div> : null}
     </div>
   );
 }
@@ -190,7 +192,7 @@ function LogTail({ lines }) {
         {shown.map((l, i) => (
           <div key={`${l.n}-${i}`} className="diag-log-line" data-testid="diag-log-line" data-level={l.level}
             data-n={l.n} style={{ color: LEVEL_COLORS[l.level] }}>
-            <span style={{ opacity: 0.5 }}>{l.n} </span>{l.text}
+            <span style={{ opacity: 0.75 }}>{l.n} </span>{l.text}
           </div>
         ))}
       </div>
@@ -231,7 +233,7 @@ export default function DiagnosticsPanel() {
     <div id="diagnostics-panel" data-testid="diag-panel" role="region" aria-label="Diagnostics"
       style={{ padding: 4, fontSize: 13 }}>
       <style>{FOCUS_STYLE}</style>
-      {error ? <div data-testid="diag-error" role="alert" style={{ color: "#dc2626", ...small }}>{error}</div> : null}
+      {error ? <div data-testid="diag-error" role="alert" style={{ ...small, ...flagged("#dc2626") }}>{error}</div> : null}
       <Engine engine={data.engine} />
       <div style={box} id="diag-findings" data-testid="diag-findings" role="region" aria-label="Findings">
         <p style={heading}>Findings {open.length ? `(${open.length} open)` : ""}</p>
