@@ -63,6 +63,13 @@ REPLY_STATE_JS = """
 }
 """
 
+TRANSCRIPT_JS = """
+() => [...document.querySelectorAll('[data-step-type$="_message"]')].map(step => ({
+  role: step.dataset.stepType === 'user_message' ? 'user' : 'assistant',
+  text: (step.querySelector('.message-content') || {}).innerText || '',
+}))
+"""
+
 FINDINGS_JS = """
 (selector) => [...document.querySelectorAll(selector)].map(card => ({
   kind: card.dataset.kind, severity: card.dataset.severity, resolved: card.dataset.resolved === 'yes',

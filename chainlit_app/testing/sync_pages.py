@@ -85,6 +85,16 @@ class ChatPage:
         self.page.wait_for_selector("[data-step-type]", timeout=timeout * 1000)
         self.page.wait_for_selector(hooks.CHAT_INPUT, timeout=timeout * 1000)
 
+    def transcript(self) -> list[tuple[str, str]]:
+        """Every message on the page as (user|assistant, text), hooks or not: a resumed thread's stored
+        messages carry no hooks (they are drawn for the live page only)."""
+        return [(item["role"], item["text"]) for item in self.page.evaluate(hooks.TRANSCRIPT_JS)]
+
+    def wait_until(self, done: Callable[[ReplyState], bool], timeout: float = 300.0,
+                   what: str = "the page") -> ReplyState:
+        """Until `done` holds for what followed the latest question (e.g. a retried answer)."""
+        return self._wait(done, timeout, what)
+
     def _wait(self, done: Callable[[ReplyState], bool], timeout: float, what: str) -> ReplyState:
         deadline = time.monotonic() + timeout
         while True:
