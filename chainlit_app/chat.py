@@ -45,6 +45,7 @@ from chainlit_app.notices import (
     action_id,
     mark,
     notice,
+    remark,
 )
 from chainlit_app.runtime import Runtime
 
@@ -194,7 +195,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     except InputTooLong as exc:
         await say(str(exc))
         return None
-    await mark(msg, ANSWER, role=None)  # before its first token: the page knows it as the answer from the start
+    hooks = await mark(msg, ANSWER, role=None)  # before its first token: the page knows it as the answer at once
     started = time.monotonic()
     request = AnswerRequest(
         runtime.served_model_name, params, fitted,
@@ -216,8 +217,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             )
             if is_admin:
                 msg.content = with_note(msg.content, NOTE_SEE_PANEL)
+            await remark(hooks, msg, role="alert", attributes={"failure": str(Kind.EMPTY_OUTPUT)})
             await msg.send()
-            await mark(msg, None, role="alert", attributes={"failure": str(Kind.EMPTY_OUTPUT)})
             log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
         text = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
@@ -232,6 +233,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         await saver.settle()
         partial = clean_text(answer.text)  # the stream is closed already: vLLM has stopped generating
         msg.content = with_note(partial, NOTE_STOPPED)
+        await remark(hooks, msg, attributes={"stopped": "yes"})
         if partial:  # the reader saw it, so the model sees it next time too
             conversation.add("assistant", partial)
         else:
@@ -251,8 +253,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         if partial:
             msg.content = with_note(partial, f"{NOTE_INTERRUPTED_PREFIX}{explanation}_")
             msg.actions = retry
+            await remark(hooks, msg, role="alert", attributes={"failure": kind, "interrupted": "yes"})
             await msg.send()
-            await mark(msg, None, role="alert", attributes={"failure": kind, "interrupted": "yes"})
             return partial
         await notice(f"⚠ {explanation}", FAILURE, role="alert", attributes={"kind": kind},
                      actions=retry)

@@ -38,14 +38,28 @@ def action_id(testid: str) -> str:
     return f"{testid}-{uuid.uuid4().hex}"
 
 
-async def mark(message: cl.Message, testid: str | None, role: Role | None = "status",
-               attributes: dict[str, str] | None = None) -> None:
+async def mark(message: cl.Message, testid: str, role: Role | None = "status",
+               attributes: dict[str, str] | None = None) -> cl.CustomElement:
     """Put the hooks on a message (sent before or after it; its buttons are found by the ids `action_id`
-    made). `testid` None adds attributes to a message that has its test id already."""
-    buttons = {a.id: a.id.rsplit("-", 1)[0] for a in message.actions if a.id.startswith("chat-")}
+    made). Returns the element, for `remark`."""
     element = cl.CustomElement(name=NOTICE_ELEMENT, display="inline", props={
-        "testid": testid, "role": role, "attributes": attributes or {}, "buttons": buttons})
+        "testid": testid, "role": role, "attributes": attributes or {}, "buttons": _buttons(message)})
     await element.send(for_id=message.id, persist=False)
+    return element
+
+
+async def remark(element: cl.CustomElement, message: cl.Message, role: Role | None = None,
+                 attributes: dict[str, str] | None = None) -> None:
+    """Add to a message's hooks (an answer that failed or was stopped). Sent before the message's last
+    update: the page has drawn them by the time the answer looks finished. Not stored (no blob store)."""
+    element.props = {**element.props, "role": role or element.props.get("role"),
+                     "attributes": {**element.props.get("attributes", {}), **(attributes or {})},
+                     "buttons": _buttons(message)}
+    await element.send(for_id=message.id, persist=False)
+
+
+def _buttons(message: cl.Message) -> dict[str, str]:
+    return {a.id: a.id.rsplit("-", 1)[0] for a in message.actions if a.id.startswith("chat-")}
 
 
 async def notice(text: str, testid: str, role: Role = "status", attributes: dict[str, str] | None = None,

@@ -39,7 +39,8 @@ def finding_selector(kind: str | None = None, open_only: bool = True) -> str:
 
 
 # What followed the latest question: the model's answers (chat-answer, with data-failure when it was cut
-# off or empty), the app's notices, messages whose hooks are not drawn yet, and whether a task still runs.
+# off or empty; data-stopped when the user stopped it), the app's notices, the messages without hooks (not
+# drawn yet, or Chainlit's own, e.g. its "Task manually stopped."), and whether a task still runs.
 REPLY_STATE_JS = """
 () => {
   const steps = [...document.querySelectorAll('[data-step-type]')];
@@ -56,7 +57,8 @@ REPLY_STATE_JS = """
     const testid = message.getAttribute('data-testid');
     const id = (step.querySelector('[id^="step-"]') || {}).id || '';
     if (!testid) untagged += 1;
-    else if (testid === 'chat-answer') answers.push({id, text, failure: message.dataset.failure || ''});
+    else if (testid === 'chat-answer') answers.push({id, text, failure: message.dataset.failure || '',
+                                                   stopped: message.dataset.stopped === 'yes'});
     else notices.push({testid, kind: message.dataset.kind || '', state: message.dataset.state || '', text});
   }
   return {answers, notices, untagged, running: !!document.querySelector('#stop-button')};
@@ -103,6 +105,7 @@ class Answer:
     step_id: str
     text: str
     failure: str
+    stopped: bool
 
 
 @dataclass(frozen=True)
@@ -111,12 +114,12 @@ class ReplyState:
 
     answers: tuple[Answer, ...]  # the model's messages
     notices: tuple[Notice, ...]
-    untagged: int  # messages whose hooks the page has not drawn yet (a moment after they appear)
+    untagged: int  # messages without hooks: not drawn yet (a moment after they appear), or Chainlit's own
     running: bool
 
     @classmethod
     def from_page(cls, raw: dict[str, Any]) -> ReplyState:
-        return cls(tuple(Answer(a["id"], a["text"], a["failure"]) for a in raw["answers"]),
+        return cls(tuple(Answer(a["id"], a["text"], a["failure"], bool(a["stopped"])) for a in raw["answers"]),
                    tuple(Notice(n["testid"], n["kind"], n["state"], n["text"]) for n in raw["notices"]),
                    int(raw["untagged"]), bool(raw["running"]))
 
@@ -134,8 +137,10 @@ class ReplyState:
 
     @property
     def ended(self) -> bool:
-        """The answer is complete, or the app said why there is none."""
-        return not self.running and not self.untagged and (bool(self.text) or bool(self.failures))
+        """The answer is complete, or the app said why there is none. Only messages with hooks count: a
+        notice whose hooks are not drawn yet is not taken for an answer, nor an answer for finished before
+        its failure is marked (the app marks it before the answer's last update)."""
+        return not self.running and (bool(self.text) or bool(self.failures))
 
 
 @dataclass(frozen=True)

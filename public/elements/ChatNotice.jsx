@@ -1,12 +1,13 @@
-import { useEffect, useRef } from "react";
+import { useLayoutEffect, useRef } from "react";
 
 // The chat's own notices (welcome, start-up progress, demo-model notice, failures, Retry) are Chainlit
 // messages, and Chainlit lets no attribute of ours onto a message. This invisible element is sent with a
 // notice and puts the notice's stable hooks on the message it belongs to: data-testid, data-kind,
 // data-state, a role, and the test ids of the message's own buttons (Chainlit renders an action with
 // id={action.id}; the app chooses those ids). Nothing here depends on the display language. The model's
-// answers get one too (chat-answer), so a script tells an answer from a notice without reading it; a
-// second element on an answer adds what went wrong with it (data-failure) without changing its test id.
+// answers get one too (chat-answer), so a script tells an answer from a notice without reading it; when
+// an answer fails or is stopped, the app updates this element's props (data-failure, data-stopped) before
+// the answer's last update. A layout effect: the hooks are on the page in the same frame as the change.
 // The hooks are a supported interface for scripts (README, "Scripted UI tests").
 export default function ChatNotice() {
   const marker = useRef(null);
@@ -15,7 +16,7 @@ export default function ChatNotice() {
   const buttons = props.buttons || {};
   const role = props.role || null;
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     const message = marker.current ? marker.current.closest(".ai-message") : null;
     if (!message) return undefined;
     const tag = () => {
@@ -32,7 +33,7 @@ export default function ChatNotice() {
     const observer = new MutationObserver(tag);
     observer.observe(message, { childList: true, subtree: true });
     return () => observer.disconnect();
-  }, [testid, role]);
+  }, [testid, role, JSON.stringify(attributes), JSON.stringify(buttons)]);
 
   return <span ref={marker} hidden data-testid="chat-notice-marker" />;
 }

@@ -86,7 +86,7 @@ def test_stop_ends_a_long_answer_and_aborts_it_in_vllm(app_server: AppServer, pa
     stopped = chat.wait_answer(15)
     marked = page.locator(f"#{stopped.answers[-1].step_id} {ANSWERS}")
     stopped_text = marked.inner_text()
-    assert "Stopped by the user" in stopped_text, stopped_text
+    assert stopped.answers[-1].stopped and "Stopped by the user" in stopped_text, stopped_text
     after = _when_nothing_runs(vllm)
     time.sleep(3)
     assert marked.inner_text() == stopped_text, "the answer kept growing after Stop"
