@@ -217,8 +217,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             )
             if is_admin:
                 msg.content = with_note(msg.content, NOTE_SEE_PANEL)
-            await remark(hooks, msg, role="alert", attributes={"failure": str(Kind.EMPTY_OUTPUT)})
             await msg.send()
+            await remark(hooks, msg, role="alert", attributes={"failure": str(Kind.EMPTY_OUTPUT), "done": "yes"})
             log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
         text = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
@@ -227,18 +227,19 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         if finish_reason == "length":
             msg.content = with_note(msg.content, NOTE_CUT)
         await msg.send()
+        await remark(hooks, msg, attributes={"done": "yes"})
         log.info("answer: %d chars in %.2f s", len(text), time.monotonic() - started)
         return text
     except asyncio.CancelledError:
         await saver.settle()
         partial = clean_text(answer.text)  # the stream is closed already: vLLM has stopped generating
         msg.content = with_note(partial, NOTE_STOPPED)
-        await remark(hooks, msg, attributes={"stopped": "yes"})
         if partial:  # the reader saw it, so the model sees it next time too
             conversation.add("assistant", partial)
         else:
             conversation.turns.pop()
         await msg.send()
+        await remark(hooks, msg, attributes={"stopped": "yes", "done": "yes"})
         raise
     except Exception as exc:  # every failure becomes a short message, never a traceback
         await saver.settle()
@@ -253,8 +254,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         if partial:
             msg.content = with_note(partial, f"{NOTE_INTERRUPTED_PREFIX}{explanation}_")
             msg.actions = retry
-            await remark(hooks, msg, role="alert", attributes={"failure": kind, "interrupted": "yes"})
             await msg.send()
+            await remark(hooks, msg, role="alert", attributes={"failure": kind, "interrupted": "yes", "done": "yes"})
             return partial
         await notice(f"⚠ {explanation}", FAILURE, role="alert", attributes={"kind": kind},
                      actions=retry)

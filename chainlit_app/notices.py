@@ -50,8 +50,8 @@ async def mark(message: cl.Message, testid: str, role: Role | None = "status",
 
 async def remark(element: cl.CustomElement, message: cl.Message, role: Role | None = None,
                  attributes: dict[str, str] | None = None) -> None:
-    """Add to a message's hooks (an answer that failed or was stopped). Sent before the message's last
-    update: the page has drawn them by the time the answer looks finished. Not stored (no blob store)."""
+    """Add to a message's hooks: an answer is done (data-done), failed or was stopped. Sent after the
+    message's last update, so that data-done means all of it is on the page. Not stored (no blob store)."""
     element.props = {**element.props, "role": role or element.props.get("role"),
                      "attributes": {**element.props.get("attributes", {}), **(attributes or {})},
                      "buttons": _buttons(message)}

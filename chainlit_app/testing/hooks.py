@@ -38,9 +38,10 @@ def finding_selector(kind: str | None = None, open_only: bool = True) -> str:
     return selector
 
 
-# What followed the latest question: the model's answers (chat-answer, with data-failure when it was cut
-# off or empty; data-stopped when the user stopped it), the app's notices, the messages without hooks (not
-# drawn yet, or Chainlit's own, e.g. its "Task manually stopped."), and whether a task still runs.
+# What followed the latest question: the model's answers (chat-answer; data-done once complete, with
+# data-failure when it was cut off or empty, data-stopped when the user stopped it), the app's notices,
+# the messages without hooks (not drawn yet, or Chainlit's own, e.g. its "Task manually stopped."), and
+# whether a task still runs.
 REPLY_STATE_JS = """
 () => {
   const steps = [...document.querySelectorAll('[data-step-type]')];
@@ -58,7 +59,8 @@ REPLY_STATE_JS = """
     const id = (step.querySelector('[id^="step-"]') || {}).id || '';
     if (!testid) untagged += 1;
     else if (testid === 'chat-answer') answers.push({id, text, failure: message.dataset.failure || '',
-                                                   stopped: message.dataset.stopped === 'yes'});
+                                                   stopped: message.dataset.stopped === 'yes',
+                                                   done: message.dataset.done === 'yes'});
     else notices.push({testid, kind: message.dataset.kind || '', state: message.dataset.state || '', text});
   }
   return {answers, notices, untagged, running: !!document.querySelector('#stop-button')};
@@ -106,6 +108,7 @@ class Answer:
     text: str
     failure: str
     stopped: bool
+    done: bool  # the app has sent all of it (a Retry's answer has no stop button to watch)
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,8 @@ class ReplyState:
 
     @classmethod
     def from_page(cls, raw: dict[str, Any]) -> ReplyState:
-        return cls(tuple(Answer(a["id"], a["text"], a["failure"], bool(a["stopped"])) for a in raw["answers"]),
+        return cls(tuple(Answer(a["id"], a["text"], a["failure"], bool(a["stopped"]), bool(a["done"]))
+                         for a in raw["answers"]),
                    tuple(Notice(n["testid"], n["kind"], n["state"], n["text"]) for n in raw["notices"]),
                    int(raw["untagged"]), bool(raw["running"]))
 
@@ -137,10 +141,12 @@ class ReplyState:
 
     @property
     def ended(self) -> bool:
-        """The answer is complete, or the app said why there is none. Only messages with hooks count: a
-        notice whose hooks are not drawn yet is not taken for an answer, nor an answer for finished before
-        its failure is marked (the app marks it before the answer's last update)."""
-        return not self.running and (bool(self.text) or bool(self.failures))
+        """The latest answer is complete (data-done), or no answer is under way and the app said why there
+        is none. Only messages with hooks count: a notice whose hooks are not drawn yet is not taken for
+        an answer."""
+        if self.answers:
+            return self.answers[-1].done
+        return not self.running and bool(self.failures)
 
 
 @dataclass(frozen=True)

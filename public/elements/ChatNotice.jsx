@@ -5,9 +5,9 @@ import { useLayoutEffect, useRef } from "react";
 // notice and puts the notice's stable hooks on the message it belongs to: data-testid, data-kind,
 // data-state, a role, and the test ids of the message's own buttons (Chainlit renders an action with
 // id={action.id}; the app chooses those ids). Nothing here depends on the display language. The model's
-// answers get one too (chat-answer), so a script tells an answer from a notice without reading it; when
-// an answer fails or is stopped, the app updates this element's props (data-failure, data-stopped) before
-// the answer's last update. A layout effect: the hooks are on the page in the same frame as the change.
+// answers get one too (chat-answer), so a script tells an answer from a notice without reading it; once
+// an answer is complete, the app updates this element's props (data-done, and data-failure or
+// data-stopped). A layout effect: the hooks are on the page in the same frame as the change.
 // The hooks are a supported interface for scripts (README, "Scripted UI tests").
 export default function ChatNotice() {
   const marker = useRef(null);

@@ -37,7 +37,7 @@ def test_crash_mid_answer_keeps_the_partial_answer_and_retry_works(app_server: A
     # Retry waits for the automatic restart, then answers the same question again.
     chat.retry()
     page.wait_for_selector("[data-testid=chat-retrying]", timeout=10_000)
-    again = chat.wait_until(lambda r: not r.running and len(r.answers) == 2 and not r.answers[-1].failure,
+    again = chat.wait_until(lambda r: len(r.answers) == 2 and r.answers[-1].done and not r.answers[-1].failure,
                             timeout=300, what="the retried answer")
     assert len(again.text) > 200, again.text
     assert int(_engine(app_server)["restarts"]) >= 1

@@ -21,9 +21,9 @@ pytestmark = pytest.mark.e2e
 STEPS = ["page", "login", "connected", "first token", "answer complete", "panel"]
 
 
-def smoke(url: str, *flags: str) -> tuple[int, dict[str, Any]]:
+def smoke(url: str, *flags: str, password: str = ADMIN_PASSWORD) -> tuple[int, dict[str, Any]]:
     """The command in a process of its own, the password from the environment (never on the command line)."""
-    env = {**os.environ, PASSWORD_ENV: ADMIN_PASSWORD}
+    env = {**os.environ, PASSWORD_ENV: password}
     result = subprocess.run([sys.executable, "-m", "chainlit_app.smoke", "--url", url, "--user", "admin", "--json",
                              *flags], capture_output=True, text=True, env=env, cwd=PROJECT_ROOT, timeout=900,
                             check=False)
@@ -31,7 +31,7 @@ def smoke(url: str, *flags: str) -> tuple[int, dict[str, Any]]:
     body = json.loads(result.stdout)
     print(f"\n$ python -m chainlit_app.smoke --url {url} --user admin {' '.join(flags)}   (exit {result.returncode})")
     print(render(body))
-    assert ADMIN_PASSWORD not in result.stdout + result.stderr, "the password was printed"
+    assert password not in result.stdout + result.stderr, "the password was printed"
     return result.returncode, body
 
 
@@ -51,6 +51,12 @@ def test_smoke_fails_when_the_answer_is_not_the_expected_one(app_server: AppServ
     assert code == 1 and not body["ok"]
     assert body["failure"].startswith("answer complete") and "Madrid" in body["failure"]
     assert Path(body["screenshot"]).is_file() and Path(body["console"]).is_file()
+
+
+def test_smoke_fails_at_login_with_a_wrong_password(app_server: AppServer, tmp_path: Path) -> None:
+    code, body = smoke(app_server.url, "--timeout", "30", "--screenshots", str(tmp_path), password="not-the-password")
+    assert code == 1 and [s["name"] for s in body["steps"]] == ["page", "login"], body
+    assert "refused" in body["failure"], body["failure"]
 
 
 def test_smoke_fails_against_an_app_whose_model_folder_is_broken(demo_model: Path, tmp_path: Path) -> None:
