@@ -191,7 +191,7 @@ function LogTail({ lines }) {
         style={{ ...mono, maxHeight: 320, overflowY: "auto", whiteSpace: "pre-wrap", wordBreak: "break-word" }}>
         {shown.map((l, i) => (
           <div key={`${l.n}-${i}`} className="diag-log-line" data-testid="diag-log-line" data-level={l.level}
-            data-n={l.n} style={{ color: LEVEL_COLORS[l.level] }}>
+            data-n={l.n} style={LEVEL_COLORS[l.level] ? { borderLeft: `3px solid ${LEVEL_COLORS[l.level]}`, paddingLeft: 4 } : null}>
             <span style={{ opacity: 0.75 }}>{l.n} </span>{l.text}
           </div>
         ))}

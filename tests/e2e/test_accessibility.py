@@ -67,14 +67,17 @@ def assert_app_chat_accessible(page: Page) -> None:
     assert not blocking, "\n".join(map(str, blocking))
 
 
-def test_panel_passes_axe_and_works_by_keyboard_alone(app_server: AppServer, page: Page) -> None:
+@pytest.mark.parametrize("theme", ["dark", "light"])
+def test_panel_passes_axe_and_works_by_keyboard_alone(app_server: AppServer, page: Page, theme: str) -> None:
+    page.add_init_script(f"localStorage.setItem('vite-ui-theme', '{theme}')")  # Chainlit's theme switch
     chat = ChatPage(page, app_server.url)
     chat.login("admin", ADMIN_PASSWORD)
     panel = DiagnosticsPanel(page)
     panel.open()
     panel.wait_engine_state("ready")
     page.wait_for_function("() => document.querySelectorAll('[data-testid=diag-log-line]').length > 5")
-    blocking = _report("the diagnostics panel", check_sync(page, ["[data-testid=diag-panel]"]))
+    assert page.evaluate("document.documentElement.classList.contains('dark')") == (theme == "dark")
+    blocking = _report(f"the diagnostics panel ({theme} theme)", check_sync(page, ["[data-testid=diag-panel]"]))
     assert not blocking, "\n".join(map(str, blocking))
 
     # Keyboard only: Tab from the composer until the focus is in the panel, then through it. On a chat's
