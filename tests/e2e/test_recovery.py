@@ -50,7 +50,7 @@ def test_history_survives_an_app_restart(app_server: AppServer, page: Page, tmp_
            "CHAT_API_KEY": _engine_key(int(engine["pid"])), "CHAT_TEMPERATURE": "0"}
     with run_app(tmp_path, ("attached",), **env) as first:
         chat = login(page, first.url, "admin", ADMIN_PASSWORD)
-        expect(page.locator(WELCOME)).to_have_attribute("data-state", "ready")
+        expect(page.locator(WELCOME)).to_have_attribute("data-state", "attached")  # attach mode's "ready"
         assert "Paris" in chat.ask_and_wait("What is the capital of France?", timeout=60).text
         thread = chat.thread_id()
         assert thread, page.url
