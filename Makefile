@@ -55,10 +55,14 @@ $(ENGINE_STAMP): $(ENGINE_REQUIREMENTS)
 model: install
 	$(APP_VENV)/bin/python -m chainlit_app.models
 
+# A CJK font too: without one the Chinese UI (browser tests, README.zh-CN screenshots) renders as boxes.
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; }
+	@fc-list :lang=zh 2>/dev/null | grep -q . || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && $$SUDO apt-get install -y -q fonts-wqy-microhei; }
 
 axe: $(AXE_JS)
 

@@ -30,7 +30,7 @@ from chainlit.config import config as chainlit_config  # noqa: E402
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer  # noqa: E402
 from chainlit.types import ThreadDict  # noqa: E402
 
-from chainlit_app import chat, panel  # noqa: E402
+from chainlit_app import chat, panel, remedy_notices, remedy_routes  # noqa: E402
 from chainlit_app.auth import (  # noqa: E402
     announce_login,
     current_user_is_admin,
@@ -39,7 +39,9 @@ from chainlit_app.auth import (  # noqa: E402
     make_user,
 )
 from chainlit_app.cleaning import MAX_MESSAGE_BYTES  # noqa: E402
+from chainlit_app.gc_tuning import freeze_startup_objects  # noqa: E402
 from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema  # noqa: E402
+from chainlit_app.i18n import t  # noqa: E402
 from chainlit_app.notices import ADMIN_ONLY  # noqa: E402
 from chainlit_app.origins import OriginPolicy  # noqa: E402
 from chainlit_app.private_files import private_dir  # noqa: E402
@@ -64,9 +66,12 @@ USERS = UserDirectory(SETTINGS, token_key=ensure_auth_secret(SETTINGS))
 LOGIN_THROTTLE = LoginThrottle()
 install_session_checks(USERS, lifetime=SETTINGS.auth.session_hours * 3600)
 install_origin_checks(OriginPolicy(SETTINGS.auth.origins))
-install_routes(login_router(LOGIN_THROTTLE))
+install_routes(login_router(LOGIN_THROTTLE, SETTINGS.chat.language))
 install_routes(health_router(lambda: RUNTIME))
 install_routes(panel.diagnostics_router(lambda: RUNTIME))
+install_routes(remedy_routes.remedy_router(lambda: RUNTIME))
+if not RELOADED:  # a `-w` reload keeps the Runtime, whose desk already has its listener
+    remedy_notices.tell_open_sessions(RUNTIME)
 DATABASE_URL = database_url(SETTINGS.storage.data_dir)
 
 
@@ -80,6 +85,7 @@ async def on_app_startup() -> None:
     await prepare_schema(DATABASE_URL)
     announce_login(USERS, SETTINGS, f"http://{chainlit_config.run.host}:{chainlit_config.run.port}")
     RUNTIME.start_background()
+    freeze_startup_objects()  # full collections no longer stall every stream for 0.1 s (gc_tuning.py)
 
 
 @cl.on_app_shutdown
@@ -94,6 +100,7 @@ async def on_login(username: str, password: str) -> cl.User | None:
 
 @cl.on_chat_start
 async def on_chat_start() -> None:
+    chat.apply_language(RUNTIME)
     if current_user_is_admin():
         await panel.offer_panel()
         await chat.start_chat(RUNTIME, actions=[panel.open_action()], is_admin=True)
@@ -103,6 +110,7 @@ async def on_chat_start() -> None:
 
 @cl.on_chat_resume
 async def on_chat_resume(thread: ThreadDict) -> None:
+    chat.apply_language(RUNTIME)
     steps: list[dict[str, Any]] = [dict(step) for step in thread.get("steps", [])]
     chat.resume_chat(RUNTIME, conversation_turns(steps, chat.AUTHOR))
     if current_user_is_admin():
@@ -111,25 +119,29 @@ async def on_chat_resume(thread: ThreadDict) -> None:
 
 @cl.action_callback(chat.RETRY_ACTION)
 async def on_retry(action: cl.Action) -> None:
+    chat.apply_language(RUNTIME)
     await chat.retry(RUNTIME, action.payload, current_user_is_admin())
 
 
 @cl.action_callback("open_diagnostics")
 async def on_open_diagnostics(_action: cl.Action) -> None:
+    chat.apply_language(RUNTIME)
     if current_user_is_admin():
         await panel.open_panel()
 
 
 @cl.on_settings_update
 async def on_settings_update(values: dict[str, Any]) -> None:
+    chat.apply_language(RUNTIME)
     chat.update_settings(RUNTIME, values)
 
 
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
+    chat.apply_language(RUNTIME)
     admin = current_user_is_admin()
-    if message.command == panel.COMMAND or message.content.strip().lower() in ("/diagnostics", "/diag"):
-        await (panel.open_panel() if admin else chat.say("The diagnostics panel is for admins only.", ADMIN_ONLY))
+    if panel.is_command(message.command) or message.content.strip().lower() in ("/diagnostics", "/diag"):
+        await (panel.open_panel() if admin else chat.say(t("chat.admins_only"), ADMIN_ONLY))
         return
     await chat.handle_message(RUNTIME, message, admin)
 

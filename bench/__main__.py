@@ -8,7 +8,11 @@ Order of a run (one bare vLLM and one app of ours at a time, each stopped before
    mode on that same server: streaming overhead, concurrency, the app's memory under 32 sessions;
 3. `chainlit run app.py` spawning its own vLLM: cold start to first token, idle memory, diagnosis
    latency on its engine log, restart after `kill -9` of its vLLM;
-4. in a separate process: the CPU cost of tailing and classifying 5,000 log lines per second.
+4. in a separate process: the CPU cost of tailing and classifying 5,000 log lines per second;
+5. GPU token rates without a GPU: a replay upstream (bench/replay.py) streams recorded vLLM answers at
+   200 tokens/s each to 1, 32 and 128 sessions (`--full`: 1 to 512) and one answer at 2,000 tokens/s,
+   through this app, the seed 002 app and a bare openai client side by side; then a real Chromium page
+   follows a 2,000 tokens/s answer (bench/sections/gpu_rate.py, bench/browser_check.py).
 
 Quick mode (the default) takes about 6 to 10 minutes on a 2-core machine; `--full` repeats more.
 """
@@ -24,11 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import browser_check
 from bench.apps import MAX_MODEL_LEN, attach_env, bench_settings, start_app
 from bench.direct import make_client
 from bench.machine import ENGINE_PYTHON, LoadLog, machine_info, other_activity, wait_for_quiet
 from bench.report import Report
-from bench.sections import Context, coldstart, concurrency, diagnosis, memory, streaming, tailing
+from bench.sections import Context, coldstart, concurrency, diagnosis, gpu_rate, memory, streaming, tailing
 from chainlit_app.engine.facts import load_engine_facts
 from chainlit_app.models import resolve_model
 
@@ -73,7 +78,7 @@ async def check_quiet(ctx: Context, label: str) -> None:
 
 async def side_by_side(ctx: Context) -> list[str]:
     """Phase 2: bare vLLM, and the app attached to it. Returns the bare command line for comparison."""
-    say("[2/4] bare vLLM cold start, then the app attached to the same server")
+    say("[2/5] bare vLLM cold start, then the app attached to the same server")
     bare, ctx.facts["bare_health_s"], ctx.facts["bare_first_token_s"] = await coldstart.bare_cold_start(
         ctx, ctx.work_dir / "bare", MAX_MODEL_LEN)
     ctx.say(f"  bare vLLM: {' '.join(bare.shown_argv)}")
@@ -103,7 +108,7 @@ async def side_by_side(ctx: Context) -> list[str]:
 
 async def app_alone(ctx: Context, bare_argv: list[str]) -> None:
     """Phase 3: the app as a user starts it, spawning its own vLLM."""
-    say("[3/4] chainlit run app.py: cold start, idle memory, diagnosis latency, restart after kill -9")
+    say("[3/5] chainlit run app.py: cold start, idle memory, diagnosis latency, restart after kill -9")
     app = await coldstart.app_cold_start(ctx, ctx.work_dir / "spawn", bare_argv)
     try:
         await asyncio.sleep(5.0)
@@ -134,7 +139,7 @@ async def run(full: bool, max_wait: float) -> Report:
         ctx = Context(full=full, work_dir=Path(tmp), report=report, load=LoadLog([]), say=say)
         ctx.facts["wait_budget"] = max_wait
         await check_quiet(ctx, "start")
-        say("[1/4] warm-up (untimed): page cache, the preflight's engine facts")
+        say("[1/5] warm-up (untimed): page cache, the preflight's engine facts")
         probe_s = warm_up(ctx)
         ctx.facts["engine_facts_probe_s"] = probe_s
         say(f"  engine facts probe {probe_s:.0f} s")
@@ -144,10 +149,14 @@ async def run(full: bool, max_wait: float) -> Report:
         if full:
             say("[3b] more alternating cold starts (full mode)")
             await coldstart.repeated_pairs(ctx, 2, MAX_MODEL_LEN)
-        say("[4/4] tailing cost")
+        say("[4/5] tailing cost")
         await check_quiet(ctx, "tailing")
         await asyncio.to_thread(tailing.run, ctx)
         memory.run(ctx)
+        say("[5/5] GPU token rates against the replay upstream; a browser at 2,000 tokens/s")
+        await check_quiet(ctx, "gpu rates")
+        await gpu_rate.run(ctx)
+        await browser_check.run(ctx)
         ctx.load.note("end")
     foreign = other_activity()
     report.notes.append("machine load (1/5-min load averages on 2 cores) at each step: " + "; ".join(ctx.load.entries))

@@ -218,8 +218,9 @@ def start_app(data_dir: Path, *, admin_password: str | None = None, chat_user: s
 
 def start_app_with_flags(data_dir: Path, flags: tuple[str, ...], *, admin_password: str | None = None,
                          chat_user: str = CHAT_USER, user_password: str | None = None,
-                         env_overrides: dict[str, str] | None = None) -> AppServer:
-    """`start_app` with more `chainlit run` flags (e.g. `-w`, which reloads app.py on every change)."""
+                         env_overrides: dict[str, str] | None = None, root: Path = PROJECT_ROOT) -> AppServer:
+    """`start_app` with more `chainlit run` flags (e.g. `-w`, which reloads app.py on every change); `root`:
+    another checkout of the app to run (before/after figures side by side)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     password = admin_password or secrets.token_urlsafe(16)
     user_password = user_password or secrets.token_urlsafe(16)
@@ -237,6 +238,8 @@ def start_app_with_flags(data_dir: Path, flags: tuple[str, ...], *, admin_passwo
         CHAT_TEMPERATURE="0",
         CHAT_MAX_MODEL_LEN=str(MAX_MODEL_LEN),
     )
+    if root != PROJECT_ROOT:
+        env["PYTHONPATH"] = str(root)
     env.update(env_overrides or {})
     log_path = data_dir / "app.log"
     with log_path.open("wb") as log:
@@ -245,7 +248,7 @@ def start_app_with_flags(data_dir: Path, flags: tuple[str, ...], *, admin_passwo
         process = subprocess.Popen(
             [str(PROJECT_ROOT / ".venv" / "bin" / "chainlit"), "run", "app.py", "--headless", "--host", "127.0.0.1",
              "--port", str(port), *flags],
-            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
     return AppServer(f"http://127.0.0.1:{port}", process, data_dir, log_path, password, user_password, started,
                      epoch)

@@ -108,7 +108,7 @@ class ChainlitSession:
         self.url = url.rstrip("/")
         self.user = user
         self._password = password
-        self._cookies = dict(cookies) if cookies else None
+        self._cookies = dict(cookies) if cookies is not None else None  # {}: an app without login
         self.client_type = client_type
         self.connect_timeout = connect_timeout
         self.transports = list(transports)

@@ -5,7 +5,7 @@ middle of an answer would lose all of it. Here the sink that shows tokens also s
 (with a note that it is unfinished) at the first token and then at most every `interval` seconds, one write
 at a time, off the stream's path; the final `send()` overwrites it with the whole answer. A resumed
 thread of a killed app therefore shows the answer up to a few seconds before the kill, marked as
-interrupted (`NOTE_UNFINISHED`, which `without_notes` removes before the model sees it again).
+interrupted (`note("unfinished")`, which `without_notes` removes before the model sees it again).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from chainlit.data import get_data_layer
 from chainlit.utils import utc_now
 
 from chainlit_app.cleaning import clean_text
-from chainlit_app.conversation import NOTE_UNFINISHED, with_note
+from chainlit_app.conversation import note, with_note
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class AnswerSaver:
         if layer is None:
             return
         step = self.message.to_dict()
-        step["output"] = with_note(self.message.content, NOTE_UNFINISHED)
+        step["output"] = with_note(self.message.content, note("unfinished"))
         step["streaming"] = False
         self._last_save = now
         self.saves += 1

@@ -3,8 +3,10 @@
 The chat (`chat.py`) hands in how to open a stream and where text goes (a Chainlit message's
 `stream_token`); what happens in between lives here so that tests can drive it with a recorded stream:
 
-* fallbacks: a 400 about the context length retries once with the conversation fitted to half the
-  budget; a 400 about `stream_interval` (not vLLM, or an old one) retries once with single tokens;
+* fallbacks: a 400 about the context length retries once with the oldest turns left out and max_tokens
+  lowered, to half the context or less when vLLM's count of the prompt says the estimate was further off
+  (`sent` and `refused_as_too_long` tell the chat what to say); a 400 about `stream_interval` (not vLLM,
+  or an old one) retries once with single tokens;
 * coalescing: tokens are gathered into fewer sink calls under load (`pacing.flush_interval`), the
   first token is never held back;
 * pace learning: a finished answer's token rate is recorded at the load it streamed under, and that
@@ -22,7 +24,7 @@ from typing import Any
 
 import openai
 
-from chainlit_app.conversation import Fitted, Params
+from chainlit_app.conversation import Fitted, InputTooLong, Params, retry_scale
 from chainlit_app.engine.stream import Chunk, piece
 from chainlit_app.pacing import StreamPace, flush_interval
 
@@ -41,7 +43,7 @@ class AnswerRequest:
     model: str
     params: Params
     fitted: Fitted
-    shorten: Callable[[], Fitted]
+    shorten: Callable[[float], Fitted]  # the conversation fitted to this share of the context
 
 
 def _body(request: AnswerRequest, fitted: Fitted, interval: int) -> dict[str, Any]:
@@ -51,6 +53,9 @@ def _body(request: AnswerRequest, fitted: Fitted, interval: int) -> dict[str, An
         "temperature": request.params.temperature,
         "top_p": request.params.top_p,
         "max_tokens": fitted.max_tokens,
+        # vLLM's own sampling parameter (not OpenAI's); sent only when on, so other servers never see it
+        **({"repetition_penalty": request.params.repetition_penalty} if request.params.repetition_penalty != 1.0
+           else {}),
         "stream_options": {"include_usage": True},
         **({"stream_interval": interval} if interval > 1 else {}),
     }
@@ -79,6 +84,8 @@ class AnswerStream:
         self._batching = batching
         self._clock = clock
         self._pieces: list[str] = []
+        self.sent = request.fitted  # the conversation as last sent (shorter after a context-length refusal)
+        self.refused_as_too_long = False
 
     @property
     def text(self) -> str:
@@ -111,8 +118,13 @@ class AnswerStream:
                 return await self._open_stream(_body(self.request, fitted, interval)), interval
             except openai.BadRequestError as exc:
                 if not shortened and "context length" in str(exc):
-                    fitted = self.request.shorten()
-                    shortened = True
+                    try:
+                        fitted = self.request.shorten(retry_scale(str(exc), fitted))
+                    except InputTooLong:
+                        raise exc from None  # the newest message alone is too long: the server's refusal stands
+                    self.sent, self.refused_as_too_long, shortened = fitted, True, True
+                    log.info("the server refused the conversation as too long: retrying without %d turn(s), "
+                             "max_tokens %d", fitted.dropped_turns, fitted.max_tokens)
                     continue
                 if interval > 1 and "stream_interval" in str(exc):
                     log.warning("the server refused stream_interval (not vLLM, or an old one): tokens come one by one")

@@ -12,6 +12,7 @@ import httpx
 from chainlit_app.diagnostics import Finding
 from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.http import EngineClient
+from chainlit_app.i18n import Msg
 
 LOOPBACK = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 
@@ -47,14 +48,12 @@ def _finding(kind: Kind, text: str, hint: str) -> Finding:
     return Finding(kind=kind.value, line=0, text=text, hint=hint, source="probe", rule=f"attach_{kind.value}")
 
 
-def connection_hint(base_url: str) -> str:
+def connection_hint(base_url: str) -> Msg:
     host = urlparse(base_url).hostname or ""
-    hint = (f"Start vLLM or fix CHAT_VLLM_URL ({base_url}); check the port with `curl {base_url}/health`.")
     if host in LOOPBACK:
-        where = "This app runs in a container: " if in_container() else "If this app runs in a container, "
-        hint += (f" {where}localhost is the container itself; use the host's address "
-                 "(e.g. http://host.docker.internal:8000) or the vLLM service name.")
-    return hint
+        return Msg("hint.attach_connection_in_container" if in_container() else "hint.attach_connection_loopback",
+                   url=base_url)
+    return Msg("hint.attach_connection", url=base_url)
 
 
 async def check_server(base_url: str, api_key: str | None, wanted: str | None, timeout: float = 5.0) -> AttachCheck:
@@ -68,12 +67,11 @@ async def check_server(base_url: str, api_key: str | None, wanted: str | None, t
             if exc.response.status_code == 401:
                 result.findings.append(_finding(
                     Kind.AUTH, f"GET {base_url}/v1/models -> 401 {exc.response.text[:200]}",
-                    "Set CHAT_API_KEY to the key the server was started with (--api-key or VLLM_API_KEY)."))
+                    Msg("hint.attach_auth")))
             else:
                 result.findings.append(_finding(
                     Kind.CONNECTION, f"GET {base_url}/v1/models -> HTTP {exc.response.status_code}",
-                    "CHAT_VLLM_URL may point at something that is not vLLM's OpenAI server; "
-                    "it should be the address where /v1/models answers."))
+                    Msg("hint.attach_not_vllm")))
             return result
         except httpx.HTTPError as exc:
             result.findings.append(_finding(
@@ -87,16 +85,14 @@ async def check_server(base_url: str, api_key: str | None, wanted: str | None, t
             result.findings.append(_finding(
                 Kind.MODEL_NOT_FOUND,
                 f"CHAT_SERVED_MODEL_NAME={wanted!r} is not served; the server has {result.models}",
-                "Set CHAT_SERVED_MODEL_NAME to one of the served names (vLLM's --served-model-name), "
-                "or unset it to use the server's model."))
+                Msg("hint.attach_model_not_served")))
             return result
         result.chosen = wanted
     elif result.models:
         result.chosen = result.models[0]
         if len(result.models) > 1:
-            result.notice = (f"The server serves {', '.join(result.models)}; using {result.chosen}. "
-                             "Set CHAT_SERVED_MODEL_NAME to choose another.")
+            result.notice = Msg("notice.attach_many", models=", ".join(result.models), chosen=result.chosen)
     else:
         result.findings.append(_finding(Kind.MODEL_NOT_FOUND, f"{base_url}/v1/models lists no model",
-                                        "The server serves no model yet; check its start-up log."))
+                                        Msg("hint.attach_no_model")))
     return result

@@ -21,6 +21,7 @@ import chainlit.server
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from fastapi.security import OAuth2PasswordRequestForm
 
+from chainlit_app.i18n import Language, choose, t
 from chainlit_app.secrets_store import read_or_create
 from chainlit_app.settings import Settings
 from chainlit_app.throttle import LoginThrottle
@@ -60,7 +61,13 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def login_router(throttle: LoginThrottle) -> APIRouter:
+def _reader(request: Request, language: str) -> Language:
+    return choose(language, request.headers.get("accept-language"))
+
+
+def login_router(throttle: LoginThrottle, language: str = "auto") -> APIRouter:
+    """The login route (throttled) and the refused token exchange; their refusals in CHAT_LANGUAGE, else in
+    the browser's language."""
     router = APIRouter()
 
     @router.post("/login")
@@ -72,8 +79,7 @@ def login_router(throttle: LoginThrottle) -> APIRouter:
             seconds = math.ceil(wait)
             log.warning("login throttled for %r from %s: %d s to wait", form.username, address, seconds)
             raise HTTPException(status_code=429, headers={"Retry-After": str(seconds)},
-                                detail=f"Too many failed logins for this name from your address; "
-                                       f"try again in {seconds} s.")
+                                detail=t("auth.throttled", _reader(request, language), seconds=seconds))
         token = LOGIN_CLIENT.set(address)
         try:
             result: Response = await chainlit.server.login(request, response, form)
@@ -82,10 +88,10 @@ def login_router(throttle: LoginThrottle) -> APIRouter:
             LOGIN_CLIENT.reset(token)
 
     @router.post("/auth/jwt")
-    async def no_token_exchange() -> None:
+    async def no_token_exchange(request: Request) -> None:
         """Chainlit's /auth/jwt trades any valid token for a fresh one, which would let a session outlive
         CHAT_SESSION_HOURS for ever; this app logs in with a name and password only."""
-        raise HTTPException(status_code=403, detail="Token exchange is off; log in with your name and password.")
+        raise HTTPException(status_code=403, detail=t("auth.no_token_exchange", _reader(request, language)))
 
     return router
 

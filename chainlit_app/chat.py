@@ -15,16 +15,12 @@ from chainlit_app.answer_saving import AnswerSaver
 from chainlit_app.answer_stream import AnswerRequest, AnswerStream
 from chainlit_app.cleaning import Refused, admit_text, clean_text
 from chainlit_app.conversation import (
-    NOTE_CUT,
-    NOTE_DECODE,
-    NOTE_EMPTY_PREFIX,
-    NOTE_INTERRUPTED_PREFIX,
-    NOTE_SEE_PANEL,
-    NOTE_STOPPED,
     Conversation,
     InputTooLong,
     Params,
     bounded_prompt,
+    note,
+    trimmed_note,
     with_note,
 )
 from chainlit_app.diagnostics.redact import redact
@@ -33,6 +29,7 @@ from chainlit_app.engine.logfiles import phase_only
 from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.stream import open_chat_stream
 from chainlit_app.failures import explain, failure_kind
+from chainlit_app.i18n import choose, localize, set_language, t
 from chainlit_app.notices import (
     ANSWER,
     DEMO_NOTICE,
@@ -47,6 +44,7 @@ from chainlit_app.notices import (
     notice,
     remark,
 )
+from chainlit_app.remedy_notices import welcome_lines
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -57,10 +55,17 @@ AUTHOR = "Assistant"
 RETRY_ACTION = "retry_question"
 
 
+def apply_language(runtime: Runtime) -> None:
+    """Speak the session's language in this hook: CHAT_LANGUAGE, else the browser's (Accept-Language)."""
+    browser = getattr(cl.context.session, "language", None)
+    set_language(choose(runtime.settings.chat.language, browser))
+
+
 def default_params(runtime: Runtime) -> Params:
     s = runtime.settings
     return Params(runtime.default_temperature(), s.chat.top_p, s.chat.max_tokens,
-                  bounded_prompt(s.chat.system_prompt, s.chat.max_system_prompt_chars))
+                  bounded_prompt(s.chat.system_prompt, s.chat.max_system_prompt_chars),
+                  runtime.default_repetition_penalty())
 
 
 def _params() -> Params:
@@ -82,21 +87,31 @@ def engine_line(runtime: Runtime, is_admin: bool = False) -> str:
     latest log line, the address; secrets masked); everyone else the phase alone, without a path or URL."""
     status = runtime.status
     if runtime.is_ready():
-        return f"Model **{runtime.served_model_name}** is ready."
+        return t("chat.ready", model=runtime.served_model_name)
     if status.state == EngineState.FAILED:
         if not is_admin:
-            return "The model server could not start; an admin can see why in the diagnostics panel"
-        return _masked(runtime, f"The model server could not start: {status.error or 'see the diagnostics panel'}")
+            return t("chat.failed_user")
+        return _masked(runtime, t("chat.failed_admin", error=localize(status.error) or t("chat.see_panel_short")))
     if runtime.engine.waiting_for is not None:
         if not is_admin:
-            return "Waiting for the vLLM server"
-        return _masked(runtime, f"Waiting for the vLLM server at {runtime.engine.waiting_for}"
-                       + (f": {status.error}" if status.error else ""))
+            return t("chat.waiting_user")
+        if status.error:
+            return _masked(runtime, t("chat.waiting_admin_error", url=runtime.engine.waiting_for,
+                                      error=localize(status.error)))
+        return _masked(runtime, t("chat.waiting_admin", url=runtime.engine.waiting_for))
     started = status.started_at or runtime.started_at
     elapsed = int(time.time() - started)
     shown = status.progress if is_admin or not status.progress else phase_only(status.progress)
-    progress = f" — {_masked(runtime, shown)}" if shown else ""
-    return f"The model server is starting ({elapsed} s so far, 1 to 3 minutes on a CPU){progress}"
+    if not shown:
+        return t("chat.starting", elapsed=elapsed)
+    return t("chat.starting_progress", elapsed=elapsed, progress=_masked(runtime, _progress_text(shown)))
+
+
+def _progress_text(progress: str) -> str:
+    """The app's own progress phrases and the phase names in the reader's language; vLLM's lines as printed."""
+    if progress in ("boot", "loading", "serving", "stopping"):
+        return t(f"phase.{progress}")
+    return str(localize(progress))
 
 
 def _masked(runtime: Runtime, text: str) -> str:
@@ -111,10 +126,15 @@ async def say(text: str, testid: str = INPUT_REFUSED) -> None:
 async def send_settings(params: Params) -> None:
     await cl.ChatSettings(
         [
-            Slider(id="temperature", label="Temperature", initial=params.temperature, min=0, max=2, step=0.05),
-            Slider(id="top_p", label="Top-p", initial=params.top_p, min=0.05, max=1, step=0.05),
-            Slider(id="max_tokens", label="Max tokens", initial=params.max_tokens, min=16, max=4096, step=16),
-            TextInput(id="system_prompt", label="System prompt", initial=params.system_prompt, multiline=True),
+            Slider(id="temperature", label=t("settings.temperature"), initial=params.temperature, min=0, max=2,
+                   step=0.05),
+            Slider(id="top_p", label=t("settings.top_p"), initial=params.top_p, min=0.05, max=1, step=0.05),
+            Slider(id="max_tokens", label=t("settings.max_tokens"), initial=params.max_tokens, min=16, max=4096,
+                   step=16),
+            Slider(id="repetition_penalty", label=t("settings.repetition_penalty"),
+                   initial=params.repetition_penalty, min=1, max=2, step=0.05),
+            TextInput(id="system_prompt", label=t("settings.system_prompt"), initial=params.system_prompt,
+                      multiline=True),
         ]
     ).send()
 
@@ -124,10 +144,11 @@ async def start_chat(runtime: Runtime, actions: list[cl.Action] | None = None, i
     cl.user_session.set(PARAMS, params)
     cl.user_session.set(CONVERSATION, Conversation())
     await send_settings(params)
-    await notice(f"Welcome! {engine_line(runtime, is_admin)}", WELCOME, actions=actions,
-                 attributes={"state": str(runtime.status.state)})
+    lines = [t("chat.welcome", status=engine_line(runtime, is_admin))]
+    lines += welcome_lines(runtime, is_admin)  # what CHAT_AUTO_REMEDY=safe changed by itself
+    await notice("\n\n".join(lines), WELCOME, actions=actions, attributes={"state": str(runtime.status.state)})
     if runtime.status.notice:  # the demo model is served instead of the one asked for
-        await notice(f"**Note:** {runtime.status.notice}", DEMO_NOTICE, role="note")
+        await notice(t("chat.notice", notice=localize(runtime.status.notice)), DEMO_NOTICE, role="note")
 
 
 def update_settings(runtime: Runtime, values: dict[str, Any]) -> Params:
@@ -140,19 +161,20 @@ async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
     """Show start-up progress in one message until the engine is ready (or has given up)."""
     if runtime.is_ready():
         return True
-    later = "Your question will be answered once it is ready."
-    waiting = await notice(f"⏳ {engine_line(runtime, is_admin)}. {later}", STARTUP, attributes={"state": "waiting"})
+    waiting = await notice(t("chat.waiting_message", status=engine_line(runtime, is_admin)), STARTUP,
+                           attributes={"state": "waiting"})
     deadline = time.monotonic() + runtime.settings.engine.startup_timeout
     while not runtime.has_given_up() and time.monotonic() < deadline:
         if await runtime.wait_ready(timeout=1.0):  # returns the moment the engine is ready
             break
-        waiting.content = f"⏳ {engine_line(runtime, is_admin)}. {later}"
+        waiting.content = t("chat.waiting_message", status=engine_line(runtime, is_admin))
         await waiting.update()
     if runtime.is_ready():
         await waiting.remove()
         return True
     await waiting.remove()  # a new message, so that its hooks say "failed"
-    await notice(f"❌ {engine_line(runtime, is_admin)}", STARTUP, role="alert", attributes={"state": "failed"})
+    await notice(t("chat.gave_up_message", status=engine_line(runtime, is_admin)), STARTUP, role="alert",
+                 attributes={"state": "failed"})
     return False
 
 
@@ -164,7 +186,7 @@ async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) 
         await say(str(exc))
         return
     if not text.strip():
-        await say("Please type a question first.")
+        await say(t("chat.empty_question"))
         return
     if text != message.content:  # shown, stored and asked: the same cleaned text
         message.content = text
@@ -191,7 +213,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     msg = cl.Message(content="", author=AUTHOR)
     saver = AnswerSaver(msg)  # shows the tokens and keeps the history up to date while they come
     try:
-        fitted = conversation.fit(params, runtime.settings.engine.max_model_len)
+        fitted = conversation.fit(params, runtime.context_length())
     except InputTooLong as exc:
         await say(str(exc))
         return None
@@ -199,7 +221,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     started = time.monotonic()
     request = AnswerRequest(
         runtime.served_model_name, params, fitted,
-        shorten=lambda: conversation.fit(params, runtime.settings.engine.max_model_len, budget_scale=0.5),
+        shorten=lambda scale: conversation.fit(params, runtime.context_length(), budget_scale=scale),
     )
     answer = AnswerStream(request, lambda body: open_chat_stream(runtime.client(), body), runtime.pace,
                           batching=runtime.settings.chat.stream_batching)
@@ -211,21 +233,24 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         findings = runtime.monitor.observe_answer(answer.text, finish_reason, completion_tokens,
                                                   first_token_seconds=answer.first_token_seconds)
         if not msg.content:
-            msg.content = (
-                f"{NOTE_EMPTY_PREFIX}: finish reason {finish_reason}, "
-                f"{completion_tokens if completion_tokens is not None else 'unknown'} tokens.)_"
-            )
+            tokens = completion_tokens if completion_tokens is not None else t("note.tokens_unknown")
+            msg.content = note("empty", finish_reason=finish_reason, tokens=tokens)
             if is_admin:
-                msg.content = with_note(msg.content, NOTE_SEE_PANEL)
+                msg.content = with_note(msg.content, note("see_panel"))
             await msg.send()
             await remark(hooks, msg, role="alert", attributes={"failure": str(Kind.EMPTY_OUTPUT), "done": "yes"})
             log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
         text = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
         if is_admin and any(f.kind == Kind.DECODE_ERROR for f in findings):
-            msg.content = with_note(msg.content, NOTE_DECODE)
+            msg.content = with_note(msg.content, note("decode"))
         if finish_reason == "length":
-            msg.content = with_note(msg.content, NOTE_CUT)
+            msg.content = with_note(msg.content, note("cut"))
+        if any(f.kind == Kind.DEGENERATE_OUTPUT for f in findings):
+            msg.content = with_note(msg.content, note("looping"))
+        if answer.sent.dropped_turns:
+            msg.content = with_note(msg.content, trimmed_note(answer.sent.dropped_turns, runtime.context_length(),
+                                                              answer.refused_as_too_long, answer.sent.max_tokens))
         await msg.send()
         await remark(hooks, msg, attributes={"done": "yes"})
         log.info("answer: %d chars in %.2f s", len(text), time.monotonic() - started)
@@ -233,7 +258,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     except asyncio.CancelledError:
         await saver.settle()
         partial = clean_text(answer.text)  # the stream is closed already: vLLM has stopped generating
-        msg.content = with_note(partial, NOTE_STOPPED)
+        msg.content = with_note(partial, note("stopped"))
         if partial:  # the reader saw it, so the model sees it next time too
             conversation.add("assistant", partial)
         else:
@@ -252,25 +277,25 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         retry = [retry_action(question)] if question else []
         kind = failure_kind(exc)
         if partial:
-            msg.content = with_note(partial, f"{NOTE_INTERRUPTED_PREFIX}{explanation}_")
+            msg.content = with_note(partial, note("interrupted", reason=explanation))
             msg.actions = retry
             await msg.send()
             await remark(hooks, msg, role="alert", attributes={"failure": kind, "interrupted": "yes", "done": "yes"})
             return partial
-        await notice(f"⚠ {explanation}", FAILURE, role="alert", attributes={"kind": kind},
+        await notice(t("chat.failure", explanation=explanation), FAILURE, role="alert", attributes={"kind": kind},
                      actions=retry)
         return None
 
 
 def retry_action(question: str) -> cl.Action:
-    return cl.Action(name=RETRY_ACTION, payload={"question": question}, label="Retry", icon="rotate-ccw",
-                     tooltip="Ask again once the model server is back", id=action_id(RETRY))
+    return cl.Action(name=RETRY_ACTION, payload={"question": question}, label=t("chat.retry_label"),
+                     icon="rotate-ccw", tooltip=t("chat.retry_tooltip"), id=action_id(RETRY))
 
 
 def retry_question(payload: object) -> str:
     """The question of a Retry action's payload, which comes from the client: checked like a message."""
     question = payload.get("question", "") if isinstance(payload, dict) else None
-    return admit_text(question, what="The question to retry")
+    return admit_text(question, what=t("chat.what_retry"))
 
 
 async def retry(runtime: Runtime, payload: object, is_admin: bool) -> None:
@@ -282,7 +307,7 @@ async def retry(runtime: Runtime, payload: object, is_admin: bool) -> None:
         return
     if not question.strip():
         return
-    await say(f"Retrying: {question[:200]}", RETRYING)
+    await say(t("chat.retrying", question=question[:200]), RETRYING)
     await _ask(runtime, question, is_admin)
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from chainlit_app.i18n import t
+
 # C0 controls except tab (09) and newline (0a), DEL, and every UTF-16 surrogate (never valid alone in a str
 # that came from UTF-8; a str from JSON can hold them).
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
@@ -47,17 +49,15 @@ class Refused(ValueError):
     """Input the chat will not take, with a sentence for the user that says what to do."""
 
 
-def admit_text(raw: object, limit: int = MAX_INPUT_CHARS, what: str = "Your message") -> str:
+def admit_text(raw: object, limit: int = MAX_INPUT_CHARS, what: str | None = None) -> str:
     """The cleaned text of user input, or `Refused`: not text, or longer than `limit` characters.
 
     The length is checked before the text is cleaned (cleaning only shortens it), so an 8 MB paste is
     refused after one len()."""
+    what = what or t("chat.what_message")
     if not isinstance(raw, str):
-        raise Refused(f"{what} is not text ({type(raw).__name__}); please type it again.")
+        raise Refused(t("chat.refused_not_text", what=what, type=type(raw).__name__))
     if len(raw) > limit:
-        raise Refused(
-            f"{what} has {len(raw):,} characters; the limit is {limit:,} "
-            f"(and nothing over {MAX_MESSAGE_BYTES // (1 << 20)} MB reaches the app at all). "
-            "Please shorten it, e.g. send the relevant part only."
-        )
+        raise Refused(t("chat.refused_too_long", what=what, length=f"{len(raw):,}", limit=f"{limit:,}",
+                        megabytes=MAX_MESSAGE_BYTES // (1 << 20)))
     return clean_text(raw)

@@ -11,16 +11,12 @@ import openai
 
 from chainlit_app.diagnostics.chat_observations import from_exception
 from chainlit_app.diagnostics.taxonomy import Kind
+from chainlit_app.i18n import t
 
-_SENTENCES: dict[Kind, str] = {
-    Kind.SLOW_OR_STALLED: "The model server did not answer in time.",
-    Kind.CONNECTION: "The model server cannot be reached (it may have crashed or be restarting).",
-    Kind.AUTH: "The model server refused the API key (401).",
-    Kind.CHAT_TEMPLATE: "The model has no usable chat template, so it cannot chat (400).",
-    Kind.ENGINE_ERROR: "The model server failed while answering.",
-    Kind.OUT_OF_MEMORY: "The model server ran out of memory while answering.",
-    Kind.DECODE_ERROR: "The model server could not turn the answer into text.",
-}
+# Kinds with one sentence of their own (catalogue key `fail.kind.<kind>`); the HTTP status is added for these.
+_SENTENCE_KINDS = (Kind.SLOW_OR_STALLED, Kind.CONNECTION, Kind.AUTH, Kind.CHAT_TEMPLATE, Kind.ENGINE_ERROR,
+                   Kind.OUT_OF_MEMORY, Kind.DECODE_ERROR)
+_STATUS_KINDS = (Kind.ENGINE_ERROR, Kind.OUT_OF_MEMORY, Kind.DECODE_ERROR)
 
 
 def _body_text(exc: openai.APIStatusError) -> str:
@@ -40,25 +36,22 @@ def failure_kind(exc: BaseException) -> str:
 
 
 def explain(exc: BaseException, is_admin: bool) -> str:
-    """A short, clear message for the chat; admins are pointed to the diagnostics panel."""
-    where = " Open the diagnostics panel for the evidence and the fix." if is_admin else (
-        " If it keeps happening, tell the administrator."
-    )
+    """A short, clear message for the chat in the current language; admins are pointed to the panel."""
+    where = t("fail.where_admin") if is_admin else t("fail.where_user")
     finding = from_exception(exc)
     kind = Kind(finding.kind) if finding is not None else None
     if kind == Kind.CONTEXT_LENGTH:
-        return ("The conversation is longer than the model's context, even after leaving out old turns. "
-                "Start a new chat or shorten the message.")
+        return t("fail.context_length")
     if kind == Kind.MODEL_NOT_FOUND and isinstance(exc, openai.APIStatusError):
-        return f"The model server does not know this model (404): {_body_text(exc)[:200]}" + where
-    if kind in _SENTENCES:
-        status = f" (HTTP {exc.status_code})" if isinstance(exc, openai.APIStatusError) and kind in (
-            Kind.ENGINE_ERROR, Kind.OUT_OF_MEMORY, Kind.DECODE_ERROR) else ""
-        return _SENTENCES[kind].rstrip(".") + status + "." + where
+        return t("fail.model_not_found", detail=_body_text(exc)[:200], where=where)
+    if kind in _SENTENCE_KINDS:
+        status = t("fail.status", code=exc.status_code) if isinstance(exc, openai.APIStatusError) and (
+            kind in _STATUS_KINDS) else ""
+        return t("fail.sentence", sentence=t(f"fail.kind.{kind.value}"), status=status, where=where)
     if isinstance(exc, openai.BadRequestError):
-        return f"The model server rejected the request (400): {_body_text(exc)[:200]}"
+        return t("fail.bad_request", detail=_body_text(exc)[:200])
     if isinstance(exc, openai.APIStatusError):
-        return f"The model server failed with HTTP {exc.status_code}." + where
+        return t("fail.http", code=exc.status_code, where=where)
     if isinstance(exc, openai.APIError):
-        return f"The model server stopped the answer: {str(exc)[:200]}." + where
-    return f"Something went wrong while answering ({type(exc).__name__})." + where
+        return t("fail.api_error", detail=str(exc)[:200], where=where)
+    return t("fail.other", error=type(exc).__name__, where=where)

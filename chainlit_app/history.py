@@ -16,6 +16,7 @@ from sqlalchemy.schema import CreateColumn
 
 from chainlit_app.cleaning import clean_value
 from chainlit_app.conversation import without_notes
+from chainlit_app.history_batch import Result, Statement, WriteBatcher, is_write
 from chainlit_app.history_writes import DEFAULT_RETRY, OnFailure, RetryPolicy, report_failure, with_retry
 from chainlit_app.private_files import open_private, private_dir
 
@@ -137,17 +138,44 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         self.retry = retry
         self._written_threads: set[str] = set()
         self._run_steps: dict[str, None] = {}  # ids of the run steps not stored, oldest first
+        self.writes = WriteBatcher(self._run_many, self._run_one)
         if sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_write_ahead_log)
 
     async def execute_sql(self, query: str, parameters: dict[Any, Any]) -> list[dict[str, Any]] | int | None:
-        """Chainlit's statement runner, with cleaned values, retries while locked, and failures reported."""
+        """Chainlit's statement runner, with cleaned values, retries while locked, and failures reported;
+        writes made together share a transaction (`history_batch`), a read sees the writes before it."""
         values = {key: clean_value(value) for key, value in parameters.items()}
+        if is_write(query):
+            return await self.writes.submit(query, values)
+        await self.writes.idle()
+        return await self._run_one((query, values))
+
+    async def _run_one(self, statement: Statement) -> Result:
+        query, values = statement
         try:
             return await with_retry(lambda: self._execute(query, values), self.retry)
         except Exception as exc:
             report_failure(query, exc, self.on_failure)
             return None
+
+    async def _run_many(self, statements: list[Statement]) -> list[Result]:
+        return await with_retry(lambda: self._execute_many(statements), self.retry)
+
+    async def _execute_many(self, statements: list[Statement]) -> list[Result]:
+        async with self.async_session() as session:
+            results: list[Result] = []
+            try:
+                await session.begin()
+                for query, values in statements:
+                    result = await session.execute(text(query), values)
+                    results.append(self.clean_result([dict(row._mapping) for row in result.fetchall()])
+                                   if result.returns_rows else int(result.rowcount))
+                await session.commit()
+            except BaseException:
+                await session.rollback()
+                raise
+            return results
 
     async def _execute(self, query: str, values: dict[Any, Any]) -> list[dict[str, Any]] | int:
         async with self.async_session() as session:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from chainlit_app.engine.childenv import engine_environment
 from chainlit_app.hub import hub_reachable, in_hub_cache, is_local_path
+from chainlit_app.i18n import Msg
 from chainlit_app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -80,12 +81,7 @@ def resolve_model(settings: Settings) -> ResolvedModel:
     if in_hub_cache(wanted) or hub_reachable(wanted, settings.model.hub_probe_timeout):
         return ResolvedModel("hub", wanted, settings.model.served_name or _short_name(wanted))
     folder = build_demo_model(settings)
-    notice = (
-        f"The model {wanted} is not in the local Hugging Face cache "
-        f"and the hub could not be reached within {settings.model.hub_probe_timeout:.0f} s, "
-        "so the offline demo model SmolLM2-135M-Instruct is served instead. "
-        "Download the model (or set CHAT_MODEL to a local folder) and restart."
-    )
+    notice = Msg("notice.demo_fallback", model=wanted, seconds=f"{settings.model.hub_probe_timeout:.0f}")
     log.warning(notice)
     return ResolvedModel("demo", str(folder), settings.model.served_name or DEMO_SERVED_NAME, notice)
 

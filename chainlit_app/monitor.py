@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chainlit_app.completion_probe import CompletionProbe
 from chainlit_app.diagnostics import (
     Finding,
     FindingsStore,
@@ -29,6 +30,7 @@ from chainlit_app.diagnostics.redact import redact_tree
 from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.http import EngineClient, MetricsSnapshot
 from chainlit_app.engine.status import EngineState, EngineStatus
+from chainlit_app.i18n import Msg
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,7 @@ class Endpoint:
 
     base_url: str
     api_key: str
+    model: str = ""  # the served name the completion probe asks for ("" while unknown: no probe)
 
 
 # Signals that mean the process itself faulted (a crash of vLLM's own code or its kernels), as opposed to
@@ -56,14 +59,13 @@ def exit_finding(code: int | None) -> Finding:
         return Finding(
             kind=Kind.ENGINE_ERROR.value, line=0, source="probe", rule="engine_fatal_signal", basis="phase",
             text=f"vLLM died of a fatal signal ({name}) while serving; requests in flight were lost",
-            hint="The engine crashed in native code: read the log above the exit (Fatal Python error, "
-            "the stack of the crash); try --enforce-eager, check that vLLM, torch and the driver belong together.",
+            hint=Msg("hint.engine_fatal_signal"),
         )
     how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"code {code}"
     return Finding(
         kind=Kind.CONNECTION.value, line=0, source="probe", rule="engine_exited", basis="phase",
         text=f"vLLM stopped unexpectedly (exit {how}); requests in flight lost their connection",
-        hint="The supervisor restarts it; if it keeps dying, read the log above the exit for the cause.",
+        hint=Msg("hint.engine_exited"),
     )
 
 
@@ -77,6 +79,9 @@ class Monitor:
         probe_interval: float = 1.0,
         stall_seconds: float = 30.0,
         unwatched_metrics_interval: float = 5.0,
+        health_probe_seconds: float = 0.0,
+        health_probe_timeout: float = 30.0,
+        degraded_restart_after: int = 0,
     ):
         self._log_file = log_file
         self._endpoint = endpoint
@@ -89,6 +94,10 @@ class Monitor:
         self._next_metrics_at = 0.0
         self._keys: deque[str] = deque(maxlen=8)  # this and the last launches' keys (older logs hold them)
         self.store = FindingsStore()
+        # The idle one-token completion (off with 0 s); its restart hook is set by whoever owns the process.
+        self.completion = CompletionProbe(self.store, health_probe_seconds, health_probe_timeout,
+                                          degraded_restart_after)
+        self._restart_task: asyncio.Task[None] | None = None
         self.ring = LogRing(500, secrets=self.secrets)
         self.first_token = FirstTokenWatch()
         self.metrics: dict[str, Any] = {}
@@ -109,6 +118,7 @@ class Monitor:
         self._tasks = [
             asyncio.create_task(self._tail_loop(), name="diag-tail"),
             asyncio.create_task(self._probe_loop(), name="diag-probe"),
+            asyncio.create_task(self._completion_loop(), name="diag-completion-probe"),
         ]
 
     async def stop(self) -> None:
@@ -117,6 +127,9 @@ class Monitor:
             self._follower.stop()
         for task in self._tasks:
             task.cancel()
+        if self._restart_task is not None:
+            self._restart_task.cancel()
+            await asyncio.gather(self._restart_task, return_exceptions=True)
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
 
@@ -130,8 +143,10 @@ class Monitor:
             self.store.add(exit_finding(status.last_exit_code))
         if status.state in (EngineState.CRASHED, EngineState.FAILED):
             self._settle_log()
+        if status.state in (EngineState.READY, EngineState.ATTACHED):
+            self.completion.note_started()
         if status.state == EngineState.READY and status.restarts > 0:
-            self.store.resolve_all(f"engine ready again after restart {status.restarts}")
+            self.store.resolve_all(Msg("resolved.restarted", restarts=status.restarts))
 
     def _settle_log(self) -> None:
         """The server's log ended (it exited, or a new launch starts a new log): name what is still open,
@@ -141,6 +156,7 @@ class Monitor:
 
     # -- chat observations ---------------------------------------------------------------------------
     def observe_exception(self, exc: BaseException) -> Finding | None:
+        self.completion.note_chat()
         finding = from_exception(exc)
         if finding is not None:
             self.store.add(finding)
@@ -152,6 +168,7 @@ class Monitor:
 
     def observe_answer(self, text: str, finish_reason: str | None, completion_tokens: int | None,
                        eos_hint: str = "", first_token_seconds: float | None = None) -> list[Finding]:
+        self.completion.note_chat()
         findings = from_answer(text, finish_reason, completion_tokens, eos_hint)
         if first_token_seconds is not None:
             slow = self.first_token.observe(first_token_seconds)
@@ -177,7 +194,17 @@ class Monitor:
             "findings": redact_tree(self.store.snapshot(), self.secrets()),
             "log_tail": self.ring.tail(200),
             "metrics": {**self.metrics, "history": list(self.history)},
+            "probe": redact_tree(self.completion.snapshot(), self.secrets()),
         }
+
+    @property
+    def degraded(self) -> bool:
+        """/health answers but the probe's completion does not."""
+        return self.completion.degraded
+
+    def trusted_health(self) -> bool | None:
+        """What the panel may call healthy: /health OK and no failed completion probe since the last success."""
+        return False if self.completion.degraded else self.healthy
 
     # -- loops ----------------------------------------------------------------------------------------
     async def _tail_loop(self) -> None:
@@ -226,6 +253,21 @@ class Monitor:
             if probe is not None:
                 await probe.aclose()
 
+    async def _completion_loop(self) -> None:
+        """The idle one-token probe: its own task, so a slow completion never delays /health and /metrics."""
+        while not self._stopping:
+            endpoint = self._endpoint()
+            if endpoint is not None and endpoint.model and self.completion.due():
+                try:
+                    await self.completion.probe(endpoint.base_url, endpoint.api_key, endpoint.model)
+                except Exception:
+                    log.exception("completion probe failed")
+                if self.completion.restart_due() and self.completion.restart_hook is not None:
+                    log.warning("restarting vLLM: %d probe completions failed in a row while /health was OK",
+                                self.completion.failures)
+                    self._restart_task = asyncio.create_task(self.completion.restart_hook(), name="degraded-restart")
+            await asyncio.sleep(1.0)
+
     def panel_viewed(self) -> None:
         """Someone reads the panel: keep its metrics fresh for a while."""
         self._watched_until = time.monotonic() + 10.0
@@ -239,6 +281,7 @@ class Monitor:
 
     async def _probe_once(self, probe: EngineClient) -> None:
         self.healthy = await probe.health()
+        self.completion.note_health(self.healthy)
         snap = await probe.metrics() if self.healthy and self._metrics_due() else None
         if snap is None:
             return

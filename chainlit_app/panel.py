@@ -11,8 +11,9 @@ from typing import Any
 import chainlit as cl
 import psutil
 from chainlit.auth import get_current_user
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, Depends, HTTPException, Request
 
+from chainlit_app import i18n
 from chainlit_app.auth import is_admin
 from chainlit_app.diagnostics.redact import redact_tree
 from chainlit_app.notices import OPEN_DIAGNOSTICS, action_id
@@ -20,7 +21,7 @@ from chainlit_app.runtime import Runtime
 
 PANEL_ELEMENT = "DiagnosticsPanel"
 API_PATH = "/api/diagnostics"
-COMMAND = "Diagnostics"
+COMMAND = "Diagnostics"  # the English id of the composer command (is_command knows every language's)
 
 
 async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
@@ -30,7 +31,9 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
     runtime.monitor.panel_viewed()
     status = runtime.status.to_json()
     status["mode"] = runtime.settings.engine.mode
-    status["healthy"] = runtime.monitor.healthy
+    status["state"] = runtime.shown_state()  # `degraded` while /health answers and a completion does not
+    status["healthy"] = runtime.monitor.trusted_health()
+    status["degraded"] = runtime.monitor.degraded
     status["version"] = runtime.monitor.version
     status["process_control"] = runtime.engine.process_control
     process = runtime.engine.process
@@ -38,19 +41,58 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
         status["rss_mib"] = round(await asyncio.to_thread(process.rss_bytes) / 2**20)
     status["app_rss_mib"] = round(psutil.Process(os.getpid()).memory_info().rss / 2**20)
     status["now"] = time.time()
+    for text in ("progress", "notice", "error"):  # the app's own texts in the reader's language
+        status[text] = i18n.localize(status.get(text))
     # The status carries errors and progress text that may name a URL with its password, or the key.
     status = redact_tree(status, runtime.monitor.secrets())
-    return {"engine": status, "streaming": runtime.pace.snapshot(), **runtime.monitor.snapshot()}
+    launches = runtime.engine.launches
+    monitored = runtime.monitor.snapshot()
+    # Remedies (issue 13): per finding what would fix it and how the last try went; the overrides in force.
+    await runtime.remedies.annotate(monitored["findings"], runtime.monitor.secrets())
+    remedies = redact_tree({"overrides": runtime.remedies.overrides_json(), "remedies": runtime.remedies.state_json()},
+                           runtime.monitor.secrets())
+    return {"engine": status, "streaming": runtime.pace.snapshot(), **monitored, **remedies,
+            "launches": launches.summaries() if launches is not None else []}
+
+
+async def admin_only(user: Any = Depends(get_current_user)) -> Any:  # noqa: B008
+    """The admin check of the remedy routes, as the panel's (a dependency, so it answers before a body is read)."""
+    if not is_admin(user):
+        raise HTTPException(status_code=403, detail=i18n.t("panel.admins_only"))
+    return user
+
+
+def launch_record(runtime: Runtime, record_id: str) -> dict[str, Any]:
+    """One launch's whole record (command line, settings, last lines, findings), redacted once more."""
+    launches = runtime.engine.launches
+    record = launches.get(record_id) if launches is not None else None
+    if record is None:
+        raise HTTPException(status_code=404, detail=i18n.t("panel.no_launch_record"))
+    return dict(redact_tree(record, runtime.monitor.secrets()))
 
 
 def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
     router = APIRouter()
 
     @router.get(API_PATH)
-    async def diagnostics(user: Any = Depends(get_current_user)) -> dict[str, Any]:  # noqa: B008
+    async def diagnostics(request: Request, lang: str | None = None,
+                          user: Any = Depends(get_current_user)) -> dict[str, Any]:  # noqa: B008
+        """Kind ids stay stable; titles, explanations, fixes and hints come in `?lang=` (en, zh-CN), else in
+        CHAT_LANGUAGE, else in the browser's language (Accept-Language), so the panel follows the chat."""
+        runtime = runtime_getter()
+        language = i18n.pick(lang) if lang else i18n.choose(
+            runtime.settings.chat.language, request.headers.get("accept-language"))
         if not is_admin(user):
-            raise HTTPException(status_code=403, detail="diagnostics are for admins only")
-        return await diagnostics_payload(runtime_getter())
+            raise HTTPException(status_code=403, detail=i18n.t("panel.admins_only", language))
+        with i18n.use_language(language):
+            payload = await diagnostics_payload(runtime)
+        return {**payload, "language": language}
+
+    @router.get(API_PATH + "/launches/{record_id}")
+    async def launch(record_id: str, user: Any = Depends(get_current_user)) -> dict[str, Any]:  # noqa: B008
+        if not is_admin(user):
+            raise HTTPException(status_code=403, detail=i18n.t("panel.admins_only"))
+        return launch_record(runtime_getter(), record_id)
 
     return router
 
@@ -58,18 +100,23 @@ def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
 async def offer_panel() -> None:
     """Admins get a /Diagnostics command in the composer (the button is in the welcome message)."""
     await cl.context.emitter.set_commands(
-        [{"id": COMMAND, "icon": "activity", "description": "Open the diagnostics panel", "button": True,
+        [{"id": i18n.t("panel.action"), "icon": "activity", "description": i18n.t("panel.command"), "button": True,
           "persistent": False, "selected": False}]
     )
 
 
+def is_command(command: str | None) -> bool:
+    """The composer's command, whose id Chainlit shows as its label: "Diagnostics", or "诊断" in Chinese."""
+    return command is not None and command in {i18n.t("panel.action", language) for language in i18n.LANGUAGES}
+
+
 def open_action() -> cl.Action:
-    return cl.Action(name="open_diagnostics", payload={}, label="Diagnostics", icon="activity",
-                     tooltip="Engine state, findings, live log and metrics", id=action_id(OPEN_DIAGNOSTICS))
+    return cl.Action(name="open_diagnostics", payload={}, label=i18n.t("panel.action"), icon="activity",
+                     tooltip=i18n.t("panel.action_tooltip"), id=action_id(OPEN_DIAGNOSTICS))
 
 
 async def _show() -> None:
-    await cl.ElementSidebar.set_title("Diagnostics")
+    await cl.ElementSidebar.set_title(i18n.t("panel.title"))
     await cl.ElementSidebar.set_elements(
         [cl.CustomElement(name=PANEL_ELEMENT, props={"api": API_PATH, "interval": 1000}, display="side")],
         key="diagnostics",

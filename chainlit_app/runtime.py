@@ -14,6 +14,7 @@ from chainlit_app.handles import EngineHandle, engine_handle_for
 from chainlit_app.monitor import Monitor
 from chainlit_app.pacing import StreamPace
 from chainlit_app.private_files import secure_storage
+from chainlit_app.remedy_desk import RemedyDesk
 from chainlit_app.settings import Settings
 
 if TYPE_CHECKING:
@@ -33,18 +34,35 @@ class Runtime:
         self._client: openai.AsyncOpenAI | None = None
         self._client_key: tuple[str, str] | None = None
         self.started_at = time.time()
-        self.monitor = Monitor(lambda: self.engine.log_file, lambda: self.engine.endpoint)
+        engine_settings = settings.engine
+        self.monitor = Monitor(lambda: self.engine.log_file, lambda: self.engine.endpoint,
+                               health_probe_seconds=engine_settings.health_probe_seconds,
+                               health_probe_timeout=engine_settings.health_probe_timeout,
+                               degraded_restart_after=engine_settings.degraded_restart_after)
         self.engine: EngineHandle = engine_handle_for(settings, self.monitor.store)
         self.engine.add_listener(self.monitor.on_engine_status)
+        if self.engine.process_control:  # a degraded engine we own may be restarted; an attached one is reported
+            self.monitor.completion.restart_hook = self.engine.restart
         # The key of the current launch is masked as a literal in the app's log, as in the panel.
         applog.mask_also("engine api key", self.monitor.secrets)
         self.pace = StreamPace()  # the answers' token rates under load: how many tokens per chunk to ask for
+        self.remedies = RemedyDesk(self)  # apply/undo from the panel, and CHAT_AUTO_REMEDY=safe
 
     # -- lifecycle --------------------------------------------------------------------------------
     def start_background(self) -> None:
         """Begin start-up without blocking the web server (vLLM needs 1 to 3 minutes on a CPU)."""
         self.monitor.start()
         self._start_task = asyncio.create_task(self.engine.start(), name="engine-start")
+        self.remedies.start()
+
+    async def interrupt_start(self) -> None:
+        """End a start-up still in progress (e.g. retrying settings a remedy is about to correct): the remedy
+        relaunches the engine itself, and two starts of one supervisor must not run side by side."""
+        task = self._start_task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
     def launch_early(self) -> bool:
         """Start the engine while the app is still importing, where the handle can (see SpawnedEngine)."""
@@ -54,6 +72,7 @@ class Runtime:
         self.engine.after_chat_failure()
 
     async def stop(self) -> None:
+        await self.remedies.stop()
         await self.monitor.stop()
         if self._start_task is not None and not self._start_task.done():
             self._start_task.cancel()
@@ -71,6 +90,13 @@ class Runtime:
 
     def is_ready(self) -> bool:
         return self.engine.is_ready()
+
+    def shown_state(self) -> str:
+        """The state people see: `degraded` instead of ready (or attached) while the probe's completion fails."""
+        state = self.status.state
+        if self.monitor.degraded and state in (EngineState.READY, EngineState.ATTACHED):
+            return str(EngineState.DEGRADED)
+        return str(state)
 
     def has_given_up(self) -> bool:
         return self.status.state in (EngineState.FAILED, EngineState.STOPPED)
@@ -92,6 +118,12 @@ class Runtime:
             return self.settings.chat.temperature
         resolved = self.engine.resolved
         return 0.2 if resolved is not None and resolved.source == "demo" else 0.7
+
+    def default_repetition_penalty(self) -> float:
+        return self.engine.repetition_penalty()
+
+    def context_length(self) -> int:
+        return self.engine.context_length()
 
     @property
     def served_model_name(self) -> str:

@@ -66,6 +66,13 @@ class EngineSettings(_Group):
     startup_timeout: float = Field(default=900.0, gt=0)
     stop_grace: float = Field(default=10.0, ge=0)
     max_restarts: int = Field(default=3, ge=0)
+    health_probe_seconds: float = Field(default=60.0, ge=0,
+                                        description="idle one-token completion probe interval; 0 = off")
+    health_probe_timeout: float = Field(default=30.0, gt=0, description="seconds a probe completion may take")
+    degraded_restart_after: int = Field(default=3, ge=0,
+                                        description="failed probes in a row before a spawned engine is restarted")
+    auto_remedy: Literal["off", "safe"] = Field(
+        default="off", description="safe: apply a finding's safe remedy by itself, once per kind per app run")
 
     _venv_in_project = field_validator("venv", mode="after")(_in_project)
 
@@ -80,11 +87,15 @@ class ChatSettings(_Group):
     request_timeout: float = Field(default=300.0, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2, description="None: 0.2 for the demo model, else 0.7")
     top_p: float = Field(default=0.95, gt=0, le=1)
+    repetition_penalty: float | None = Field(default=None, ge=1, le=2,
+                                             description="None: 1.1 for the demo model (it loops), else 1.0")
     max_tokens: int = Field(default=512, ge=1)
     system_prompt: str = "You are a helpful assistant."
     max_system_prompt_chars: int = Field(default=20_000, ge=0,
                                          description="longer system prompts (settings or chat) are cut")
     stream_batching: bool = Field(default=True, description="under load, ask vLLM for tokens in UI-update groups")
+    language: Literal["auto", "en", "zh-CN"] = Field(
+        default="auto", description="auto: each browser's language (zh-CN, zh, zh-Hans: Chinese; else English)")
 
     @model_validator(mode="after")
     def _prompt_within_bound(self) -> ChatSettings:
@@ -147,6 +158,7 @@ class LoggingSettings(_Group):
     log_dir: Path = PROJECT_ROOT / ".chainlit" / "logs"
     log_keep: int = Field(default=5, ge=1)
     log_file: Path | None = None
+    launch_records: int = Field(default=20, ge=1, description="launch records kept in DATA_DIR/launches")
 
     _dir_in_project = field_validator("log_dir", mode="after")(_in_project)
 

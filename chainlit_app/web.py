@@ -31,7 +31,7 @@ def health_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
 
     @router.get("/healthz")
     async def healthz() -> dict[str, str]:
-        return {"app": "ok", "engine": str(runtime_getter().status.state)}
+        return {"app": "ok", "engine": runtime_getter().shown_state()}
 
     return router
 

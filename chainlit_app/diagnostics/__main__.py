@@ -1,7 +1,8 @@
-"""Command line: `python -m chainlit_app.diagnostics classify [--json] FILE...`.
+"""Command line: `python -m chainlit_app.diagnostics classify [--json] [--lang L] FILE...`.
 
 For people whose vLLM runs elsewhere: point it at any vLLM log and get the root cause and the fix.
-With --json it prints one JSON object per file and line (the contract other tools rely on).
+With --json it prints one JSON object per file and line (the contract other tools rely on); --lang
+(en, zh-CN; default from the locale: LANGUAGE, LC_ALL, LC_MESSAGES, LANG) changes the texts only.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from .findings import Report
+from chainlit_app.i18n import LANGUAGES, Language, from_environment, localize, pick, set_language, t
+
+from .findings import Finding, Report
 from .taxonomy import kind_info
 from .whole_log import classify_file
 
@@ -24,33 +27,44 @@ if TYPE_CHECKING:  # the doctor and the remedies load settings and httpx: `class
     from chainlit_app.settings import Settings
 
 
+def _wrap(text: str, width: int) -> list[str]:
+    """Lines of at most `width` columns; a Chinese character takes two columns in a terminal."""
+    wide = sum(1 for ch in text if "\u2e80" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
+    return textwrap.wrap(text, width * len(text) // (len(text) + wide) if wide else width) or [""]
+
+
 def _print_text(path: str, report: Report, out: TextIO) -> None:
     """Readable report: root cause with title, evidence and fix steps first, consequences after."""
-    print(f"== {path} ({report.lines} lines)", file=out)
+    print(t("cli.classify.header", path=path, lines=report.lines), file=out)
     root = report.root
     if root is None:
-        print("   healthy: no failure found", file=out)
+        print(t("cli.classify.healthy"), file=out)
         return
     info = kind_info(root.kind)
     title = info.title if info else root.kind
-    print(f"   Root cause: {root.kind} - {title}", file=out)
-    print(f"   line {root.line}: {root.text}", file=out)
+    print(t("cli.classify.root", kind=root.kind, title=title), file=out)
+    print(t("cli.classify.evidence", line=root.line, text=root.text), file=out)
     if info:
-        for line in textwrap.wrap(info.explanation, 96):
+        for line in _wrap(info.explanation, 96):
             print(f"   {line}", file=out)
-    print(f"   Hint: {root.hint}", file=out)
+    print(t("cli.classify.hint", hint=localize(root.hint)), file=out)
     if info:
-        print("   Fix:", file=out)
+        print(t("cli.classify.fix"), file=out)
         for number, step in enumerate(info.fix, start=1):
-            wrapped = textwrap.wrap(step, 92)
+            wrapped = _wrap(step, 92)
             print(f"     {number}. {wrapped[0]}", file=out)
             for cont in wrapped[1:]:
                 print(f"        {cont}", file=out)
     others = [f for f in report.findings if not f.root]
     if others:
-        print("   Also seen (consequences or other symptoms):", file=out)
+        print(t("cli.classify.also"), file=out)
         for f in others:
-            print(f"     line {f.line} [{f.kind}]: {f.text[:160]}", file=out)
+            print(t("cli.classify.other", line=f.line, kind=f.kind, text=f.text[:160]), file=out)
+
+
+def _finding_json(finding: Finding) -> dict[str, object]:
+    """The contract's shape; only the hint follows --lang."""
+    return {**finding.to_json(), "hint": localize(finding.hint)}
 
 
 def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
@@ -59,11 +73,11 @@ def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
         try:
             report = classify_file(path, secrets=args.secret or ())
         except OSError as exc:
-            print(f"{path}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+            print(t("cli.cannot_read", path=path, error=exc.strerror or exc), file=sys.stderr)
             status = 2
             continue
         if args.json:
-            payload = {"file": path, "kind": report.kind, "findings": [f.to_json() for f in report.findings]}
+            payload = {"file": path, "kind": report.kind, "findings": [_finding_json(f) for f in report.findings]}
             print(json.dumps(payload, ensure_ascii=False), file=out)
         else:
             _print_text(path, report, out)
@@ -92,7 +106,7 @@ def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     plan = _plan(args, settings, config, checks, store) if args.fix or args.apply else None
     if args.json:
         payload: dict[str, object] = {"model": config.model, "blocking": blocking,
-                                      "checks": [c.to_json() for c in checks]}
+                                      "checks": [_check_json(c.to_json()) for c in checks]}
         if plan is not None:
             payload["remedies"] = [{"check": c.name, "remedies": [p.to_json() for p in ps]} for c, ps in plan.proposals]
             payload["applied"] = [p.remedy.id for p in plan.applied]
@@ -100,21 +114,28 @@ def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
         print(json.dumps(payload, ensure_ascii=False), file=out)
         return 1 if blocking else 0
     where = config.model_dir or config.hub_id
-    print(f"== doctor: {config.model}" + (f" ({where})" if str(where) != config.model else ""), file=out)
+    print(t("cli.doctor.header", model=config.model, where=f" ({where})" if str(where) != config.model else ""),
+          file=out)
     width = max((len(c.name) for c in checks), default=0)
     for check in checks:
-        print(f"{check.status.upper():<4}  {check.name:<{width}}  {check.message}", file=out)
+        print(f"{check.status.upper():<4}  {check.name:<{width}}  {localize(check.message)}", file=out)
         if check.status != "pass":
-            label = "fix (blocking)" if check.blocking else "fix"
-            for number, line in enumerate(textwrap.wrap(check.fix, 96 - width)):
+            label = t("cli.doctor.fix_blocking") if check.blocking else t("cli.doctor.fix")
+            for number, line in enumerate(_wrap(localize(check.fix), 96 - width)):
                 print(f"{'':<6}{'':<{width}}  {label + ': ' if number == 0 else '  '}{line}", file=out)
     fails = sum(c.status == "fail" for c in checks)
     warns = sum(c.status == "warn" for c in checks)
-    verdict = "BLOCKED: fix the failures above before starting" if blocking else "ready to start vLLM"
-    print(f"== {verdict} ({fails} failed, {warns} warnings, {time.monotonic() - started:.1f} s)", file=out)
+    verdict = t("cli.doctor.blocked") if blocking else t("cli.doctor.ready")
+    print(t("cli.doctor.summary", verdict=verdict, fails=fails, warns=warns,
+            seconds=f"{time.monotonic() - started:.1f}"), file=out)
     if plan is not None:
         _print_plan(plan, args.apply, out)
     return 1 if blocking else 0
+
+
+def _check_json(check: dict[str, object]) -> dict[str, object]:
+    """A check's JSON; its message and fix follow --lang, the rest is the same in every language."""
+    return {**check, "message": localize(check["message"]), "fix": localize(check["fix"])}
 
 
 def _plan(args: argparse.Namespace, settings: Settings, config: PreflightConfig, checks: list[Check],
@@ -149,6 +170,19 @@ def _print_plan(plan: FixPlan, applied: bool, out: TextIO) -> None:
         print("   run again with --apply to write them as overrides (the next launch uses them)", file=out)
 
 
+def _language(value: str) -> Language:
+    """--lang: en or zh-CN (zh, zh_CN, zh-Hans too); anything else is refused, not silently English."""
+    low = value.strip().lower().replace("_", "-")
+    if low == "en" or low.startswith("en-") or pick(value) != "en":
+        return pick(value)
+    raise argparse.ArgumentTypeError(f"unknown language {value!r}: use one of {', '.join(LANGUAGES)}")
+
+
+def _add_lang(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lang", type=_language, default=None, metavar="LANG",
+                        help=f"language of the texts: {', '.join(LANGUAGES)} (default: from the locale)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m chainlit_app.diagnostics",
@@ -162,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     classify.add_argument(
         "--secret", action="append", metavar="VALUE", help="extra value to mask in evidence (repeatable)"
     )
+    _add_lang(classify)
     classify.set_defaults(handler=_cmd_classify)
 
     # ------------------------------------------------------------------------------------------
@@ -176,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write the safe remedies as overrides in the data folder (implies --fix)")
     doctor.add_argument("--confirm", action="append", metavar="REMEDY",
                         help="also apply this unsafe remedy with --apply, after reading its risk (repeatable)")
+    _add_lang(doctor)
     doctor.set_defaults(handler=_cmd_doctor)
     # ------------------------------------------------------------------------------------------
     return parser
@@ -183,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = build_parser().parse_args(argv)
+    set_language(args.lang or from_environment())
     result: int = args.handler(args, out or sys.stdout)
     return result
 

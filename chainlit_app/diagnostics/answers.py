@@ -5,20 +5,28 @@ and on the answers the chat receives itself, so both sides judge an answer the s
 from __future__ import annotations
 
 import re
-import zlib
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from chainlit_app.i18n import Msg
+
+from .answer_loops import MAX_SCAN, distinct_word_ratio, is_looping, repeated_phrase, writes_next_turns
 from .taxonomy import Kind
 
-# A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
-_REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
-_HAS_WORD = re.compile(r"[^\W\d_]")
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
 # Long runs of digits again and again: numbers a broken model emits instead of words.
 _DIGIT_RUN = re.compile(r"\d{9,}")
-MAX_SCAN = 8000
+# NaN or inf logits make every step pick token 0, which is '!' in byte-level BPE vocabularies (GPT-2, Llama 3,
+# Qwen): an answer that ends in (or is) a long run of '!' is broken numerics (fp16 overflow), not emphasis.
+_TOKEN_ZERO_RUN = re.compile(r"!{16,}")
+# An answer that is nothing but one symbol again and again ('@@@@', '####'): a kernel or quantization that
+# returns the same token whatever the input (the generated-text rule reads the same in printed logs).
+_ONE_SYMBOL = re.compile(r"\s*([^\w\s])\1{15,}\s*")
+# The same in a printed line, for symbols no banner or rule is drawn with ('@@@@', not '====' or '----').
+_ONE_ODD_SYMBOL = re.compile(r"\s*([^\w\s=\-*#_~+.:|/\\<>])\1{15,}\s*")
+# The tokenizer's unknown token again and again: ids the vocabulary has no piece for (a tokenizer that does
+# not fit the model, or broken numerics picking ids out of range).
+_UNKNOWN_RUN = re.compile(r"(?:<unk>\s*){4,}")
 
 
 # Unicode blocks of the scripts an answer may mix: a normal answer uses one or two (a Chinese answer
@@ -50,9 +58,12 @@ def scripts_in(text: str) -> set[str]:
 _MOJIBAKE = re.compile(r"[\u00c2-\u00ef][\u0080-\u00bf\u0100-\u017f]")
 
 
-def is_garbled(text: str) -> bool:
-    """Replacement characters, UTF-8 shown as Latin-1, or letters of unrelated scripts in one answer."""
-    if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4:
+def is_garbled(text: str, whole_answer: bool = False) -> bool:
+    """Replacement characters, UTF-8 shown as Latin-1, letters of unrelated scripts, a run of token 0, or (for
+    a whole answer, not a printed line that may be a banner of '=') one symbol repeated."""
+    if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4 or _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) \
+            or (whole_answer and _ONE_SYMBOL.fullmatch(text[:4000])) or _ONE_ODD_SYMBOL.fullmatch(text[:4000]) \
+            or _UNKNOWN_RUN.search(text[:4000]):
         return True
     runs = _DIGIT_RUN.findall(text[:4000])
     if len(runs) >= 2 and sum(map(len, runs)) >= 0.25 * len(text.strip()):
@@ -71,36 +82,6 @@ class AnswerVerdict:
     kind: Kind
     evidence: str
     hint: str
-
-
-_WORDS = re.compile(r"[^\W_\u4e00-\u9fff]+|[\u4e00-\u9fff]", re.UNICODE)
-
-
-def distinct_word_ratio(text: str) -> float:
-    """Distinct words (CJK: characters) over all words; 1.0 for texts too short to tell."""
-    words = [w.lower() for w in _WORDS.findall(text[-MAX_SCAN:])]
-    return len(set(words)) / len(words) if len(words) >= 20 else 1.0
-
-
-def is_looping(text: str, cut_at_limit: bool = False) -> bool:
-    """True when the text repeats itself: a short unit over and over, the same lines again and again,
-    a long text that compresses to almost nothing, or (for an answer cut at the length limit) one that
-    uses few distinct words."""
-    sample = text[-MAX_SCAN:]
-    if cut_at_limit and distinct_word_ratio(sample) < 0.5:
-        return True
-    for m in _REPEATED_UNIT.finditer(sample):
-        # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit
-        if len(m.group(0)) >= 30 and (_HAS_WORD.search(m.group(1)) or (cut_at_limit and m.group(1).strip())):
-            return True
-    lines = [line.strip() for line in sample.splitlines() if len(line.strip()) >= 12]
-    if len(lines) >= 6:
-        counts = Counter(lines)
-        repeated = sum(c for c in counts.values() if c >= 3)
-        if repeated >= 0.4 * len(lines):
-            return True
-    raw = sample.encode("utf-8", "replace")
-    return len(raw) >= 400 and len(zlib.compress(raw)) < 0.2 * len(raw)
 
 
 def _usage_tokens(body: dict[str, Any]) -> int | None:
@@ -145,6 +126,15 @@ def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
         choices = [{"message": body}]  # the message object alone
     if not isinstance(choices, list) and isinstance(body.get("message"), dict) and "finish_reason" in body:
         choices = [body]  # one choice alone
+    if body.get("done_reason") in ("load", "unload"):
+        return None  # Ollama loading or unloading a model answers an empty request with no text, rightly
+    if not isinstance(choices, list) and "done_reason" in body:  # Ollama's own API: /api/chat, /api/generate
+        message = body.get("message")
+        answer = {"message": message} if isinstance(message, dict) else {"text": body.get("response")}
+        choices = [{**answer, "finish_reason": body.get("done_reason")}]
+    texts = body.get("text")
+    if not isinstance(choices, list) and isinstance(texts, list) and texts and all(isinstance(t, str) for t in texts):
+        choices = [{"text": t} for t in texts]  # vLLM's own /generate server: {"text": [prompt + answer, ...]}
     if body.get("object") == "response" and body.get("output") == []:
         tokens = (body.get("usage") or {}).get("output_tokens") if isinstance(body.get("usage"), dict) else None
         return judge_answer(None, "stop", tokens if isinstance(tokens, int) else None)
@@ -153,7 +143,7 @@ def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
     if is_chunk(body):
         delta = choices[0].get("delta")
         text = delta.get("content") if isinstance(delta, dict) else None
-        return _garbled(text) if isinstance(text, str) else None
+        return _garbled(text, whole_answer=False) if isinstance(text, str) else None  # one chunk: a piece
     tokens = _usage_tokens(body)
     for choice in choices:
         text, reasoning, tools = _choice_text(choice)
@@ -180,12 +170,23 @@ def judge_answer(
         if not visible.strip():
             reasoning = reasoning or text  # the answer is all reasoning: the visible part is empty
             text = visible
+    if (text is None or not text.strip()) and reasoning.strip():
+        # the visible answer is empty but the reasoning was generated: judge what was generated
+        broken = _garbled(reasoning)
+        if broken is not None:
+            return broken
+        if finish_reason == "length" and is_looping(reasoning, cut_at_limit=True):
+            return AnswerVerdict(
+                Kind.DEGENERATE_OUTPUT,
+                f"the {len(reasoning)}-character reasoning repeats itself until the length limit (content empty)",
+                Msg("hint.reasoning_loops"),
+            )
     if text is None or not text.strip():
         if finish_reason == "length" and (completion_tokens or 0) > 1 and not reasoning:
             return AnswerVerdict(
                 Kind.EMPTY_OUTPUT,
                 f"empty answer: finish_reason='length', completion_tokens={completion_tokens}",
-                "Only whitespace fitted into max_tokens: raise max_tokens and check the chat template.",
+                Msg("hint.empty_whitespace"),
             )
         if finish_reason not in (None, "stop", "eos", "length") and (completion_tokens or 0) > 1:
             return None
@@ -194,38 +195,56 @@ def judge_answer(
             f"finish_reason={finish_reason!r}, completion_tokens={completion_tokens}"
         )
         if reasoning.strip():
-            hint = (
-                "The answer is in reasoning_content and content is empty: the reasoning parser (--reasoning-parser) "
-                "took the whole answer; use a parser that fits the model, or none, or read reasoning_content."
-            )
+            hint = Msg("hint.empty_reasoning")
         elif (completion_tokens or 0) <= 1:
-            hint = "Generation stopped at the first token: the EOS/stop configuration ends answers at once."
+            hint = Msg("hint.empty_first_token")
         else:
-            hint = "The model produced no visible text: check eos_token_id, stop tokens and the chat template."
+            hint = Msg("hint.empty_no_text")
         return AnswerVerdict(Kind.EMPTY_OUTPUT, evidence, hint)
     garbled = _garbled(text)
     if garbled is not None:
         return garbled
-    if finish_reason in ("length", None) and is_looping(text, cut_at_limit=finish_reason == "length"):
+    if finish_reason in ("length", None, "") and writes_next_turns(text):
         return AnswerVerdict(
             Kind.DEGENERATE_OUTPUT,
-            f"the {len(text)}-character answer repeats itself (finish_reason={finish_reason!r})",
-            "The model loops: send repetition_penalty 1.1 (or frequency_penalty), "
-            "use the chat model with its template, and check the stop tokens.",
+            f"the {len(text)}-character answer goes on past its end, writing the user's next turn and answering it "
+            f"(finish_reason={finish_reason!r})",
+            Msg("hint.answer_writes_next_turns"),
+        )
+    if finish_reason in ("length", None) and is_looping(text, cut_at_limit=finish_reason == "length"):
+        phrase = repeated_phrase(text)
+        said = f": {phrase[0][:120]!r} {phrase[1]} times" if phrase else ""
+        return AnswerVerdict(
+            Kind.DEGENERATE_OUTPUT,
+            f"the {len(text)}-character answer repeats itself (finish_reason={finish_reason!r}, distinct-word "
+            f"ratio {distinct_word_ratio(text):.2f}){said}",
+            Msg("hint.answer_loops"),
         )
     return None
 
 
-def _garbled(text: str) -> AnswerVerdict | None:
-    if not is_garbled(text):
-        return None
+def _garbled_what(text: str) -> str:
+    """What makes a garbled text garbled, for the evidence."""
     replacement = text.count("\ufffd")
-    what = f"{replacement} U+FFFD" if replacement else f"letters of {len(scripts_in(text))} scripts"
+    if replacement:
+        return f"{replacement} U+FFFD"
+    if _UNKNOWN_RUN.search(text[:4000]):
+        return "a run of <unk>"
+    if _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]):
+        return "a run of '!' (token 0)"
+    if _ONE_SYMBOL.fullmatch(text[:4000]) or _ONE_ODD_SYMBOL.fullmatch(text[:4000]):
+        return "one symbol repeated"
+    return f"letters of {len(scripts_in(text))} scripts"
+
+
+def _garbled(text: str, whole_answer: bool = True) -> AnswerVerdict | None:
+    if not is_garbled(text, whole_answer):
+        return None
+    what = _garbled_what(text)
     return AnswerVerdict(
         Kind.DECODE_ERROR,
         f"the answer is garbled ({what} in {len(text)} characters)",
-        "The output is not readable text: the tokenizer does not fit the model, the weights are damaged, "
-        "or the numerics are broken (on a CPU serve with --dtype float32).",
+        Msg("hint.answer_garbled"),
     )
 
 
@@ -260,10 +279,11 @@ class StreamAssembler:
     def __init__(self, max_streams: int = 16, max_chars: int = 8000) -> None:
         self._texts: dict[str, list[str]] = {}
         self._sizes: dict[str, int] = {}
+        self._lines: dict[str, int] = {}  # the line of each open answer's latest chunk
         self._max_streams = max_streams
         self._max_chars = max_chars
 
-    def add(self, chunk: dict[str, Any]) -> AnswerVerdict | None:
+    def add(self, chunk: dict[str, Any], line: int = 0) -> AnswerVerdict | None:
         """One chunk; a verdict when it finishes an answer that is not fine."""
         choices = chunk.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
@@ -277,7 +297,9 @@ class StreamAssembler:
                 oldest = next(iter(self._texts))
                 self._texts.pop(oldest)
                 self._sizes.pop(oldest)
+                self._lines.pop(oldest, None)
             self._texts[key], self._sizes[key] = [], 0
+        self._lines[key] = line
         if isinstance(piece, str) and self._sizes[key] < self._max_chars:
             self._texts[key].append(piece)
             self._sizes[key] += len(piece)
@@ -286,6 +308,22 @@ class StreamAssembler:
             return None
         text = "".join(self._texts.pop(key))
         self._sizes.pop(key)
+        self._lines.pop(key, None)
         usage = chunk.get("usage")
         tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
         return judge_answer(text, str(finish), tokens if isinstance(tokens, int) else None)
+
+    def flush(self) -> list[tuple[AnswerVerdict, int]]:
+        """The log ends inside streams (an excerpt cut them): what their text so far shows, with the line of
+        the latest chunk. Only looping or garbled text: an unfinished answer is not an empty one."""
+        found: list[tuple[AnswerVerdict, int]] = []
+        for key, parts in self._texts.items():
+            text = "".join(parts)
+            if text.strip() and (is_looping(text) or is_garbled(text, whole_answer=True)):
+                verdict = judge_answer(text, "length", None)
+                if verdict is not None:
+                    found.append((verdict, self._lines.get(key, 0)))
+        self._texts.clear()
+        self._sizes.clear()
+        self._lines.clear()
+        return found

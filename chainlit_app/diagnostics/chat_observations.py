@@ -11,6 +11,8 @@ import re
 import statistics
 from collections import deque
 
+from chainlit_app.i18n import Msg
+
 from .answers import judge_answer
 from .exceptions import lookup_exception
 from .findings import Finding, evidence_text
@@ -27,7 +29,7 @@ def _finding(kind: Kind, text: str, hint: str = "", rule: str = "", basis: str =
         kind=kind.value,
         line=0,
         text=evidence_text(text, ()),
-        hint=hint or KINDS[kind].fix[0],
+        hint=hint or KINDS[kind].fix_msgs[0],
         source="chat",
         rule=rule or f"chat_{kind.value}",
         basis=basis,
@@ -71,7 +73,7 @@ def from_exception(exc: BaseException) -> Finding | None:
     if entry is not None and not (entry.kind == Kind.MODEL_NOT_FOUND and "does not exist" not in text):
         return _finding(entry.kind, text, entry.hint, f"chat_{entry.kind.value}", "exception_type")
     if entry is not None:
-        hint = "The URL path does not exist on the server: CHAT_VLLM_URL must be http://HOST:PORT/v1."
+        hint = Msg("hint.chat_route_not_found")
         return _finding(Kind.MODEL_NOT_FOUND, text, hint, "chat_route_not_found", "exception_type")
     if isinstance(status, int) and status >= 500:
         return _finding(Kind.ENGINE_ERROR, text, rule="chat_server_error", basis="phase")
@@ -96,7 +98,7 @@ def from_answer(
     findings: list[Finding] = []
     verdict = judge_answer(text, finish_reason, completion_tokens)
     if verdict is not None and verdict.kind == Kind.EMPTY_OUTPUT:
-        hint = f"{verdict.hint} ({eos_hint})" if eos_hint else verdict.hint
+        hint = Msg("hint.with_detail", hint=verdict.hint, detail=eos_hint) if eos_hint else verdict.hint
         findings.append(_finding(verdict.kind, verdict.evidence, hint, "chat_empty_answer"))
         return findings
     replacement = text.count("\ufffd")
@@ -110,7 +112,7 @@ def from_answer(
         findings.append(_finding(Kind.DECODE_ERROR, evidence, rule="chat_garbled_answer"))
     elif _degenerate(text):
         evidence = f"the {len(text)}-character answer is one repeated character: '{_escaped_sample(text, 0)}'"
-        hint = "One symbol repeated (e.g. '!!!!') comes from broken numerics: serve with --dtype float32 on a CPU."
+        hint = Msg("hint.chat_degenerate_answer")
         findings.append(_finding(Kind.DECODE_ERROR, evidence, hint, "chat_degenerate_answer"))
     elif verdict is not None:
         findings.append(_finding(verdict.kind, verdict.evidence, verdict.hint, "chat_looping_answer"))
@@ -155,10 +157,7 @@ class FirstTokenWatch:
             return None
         if seconds > self._factor * median and seconds > self._min_seconds:
             text = f"first token after {seconds:.1f} s; the recent median is {median:.1f} s"
-            hint = (
-                "The first token came far later than usual: the server is queueing or prefilling a long prompt; "
-                "check /metrics."
-            )
+            hint = Msg("hint.chat_slow_first_token")
             return _finding(Kind.SLOW_OR_STALLED, text, hint, "chat_slow_first_token")
         return None
 
@@ -173,5 +172,5 @@ def from_metrics(
         f"{running:g} running and {waiting:g} waiting requests, 0 tokens generated in {seconds:.0f} s "
         "(vllm:generation_tokens_total did not grow)"
     )
-    hint = "Requests are present but no token was generated: the engine hangs or is overloaded; restart it."
+    hint = Msg("hint.metrics_stalled")
     return _finding(Kind.SLOW_OR_STALLED, text, hint, "metrics_stalled")

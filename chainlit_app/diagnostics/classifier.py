@@ -20,31 +20,41 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from chainlit_app.i18n import Msg
+
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
-from .events import Access, Body, EventFolder, Traceback
-from .exceptions import exception_name, lookup, raised_in
+from .events import Body, EventFolder, Traceback
+from .exceptions import SERVING_ONLY, ancestry, error_body, exception_name, lookup, owner_of, raised_in
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
-from .phases import Phase, PhaseTracker, logger_shows_serving, stack_shows_serving
+from .phases import (
+    Phase,
+    PhaseTracker,
+    logger_shows_serving,
+    stack_shows_serving,
+    stack_shows_starting,
+    words_show_serving,
+)
+from .ports import PortWatch
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
-from .printed import COMPLETION_OUTPUT, PrintedOutput
+from .printed import COMPLETION_OUTPUT, PrintedCycle, PrintedOutput
 from .redact import SecretSource, secrets_of
+from .request_lines import RequestLines
 from .rule_tables import RULES
 from .rules import ALL_PHASES, Context, most_specific
 from .stats import StallWatch
 from .taxonomy import KINDS, Kind
 
-_MASS_ABORTS = 8
 # Cheap first looks before the full patterns (most lines are neither).
 _MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)")
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
-                           r"terminate called|panicked|signal|exitcode=-|died with|terminated by")
+                           r"terminate called|panicked|signal|exitcode=-|died with|died or was killed|terminated by")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
 _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
 
 
-class LineClassifier(PrintedOutput):
+class LineClassifier(PrintedOutput, RequestLines):
     """Stateful, streaming line classifier: `feed` each line once, in order, with its 1-based number."""
 
     def __init__(self, secrets: SecretSource = ()) -> None:
@@ -52,29 +62,33 @@ class LineClassifier(PrintedOutput):
         self._folder = EventFolder()
         self._phases = PhaseTracker()
         self._stalls = StallWatch()
+        self._ports = PortWatch()  # a server that moved up past a port another process holds
         self._chat_ok = 0
         self._last_traceback = 0  # exception line of the latest traceback: where wrappers point
         self._named_in_traceback: set[str] = set()  # processes whose open traceback already has a finding
         self._plain: Counter[str] = Counter()
+        self._cycle = PrintedCycle()
+        self._progress_at_zero: tuple[int, str] | None = None
+        self._previous_line = self._last_line = 0  # non-blank lines: printed blocks must follow each other
         self._loop_reported = False
         # Findings whose kind depends on a phase the excerpt had not shown yet (no marker seen): named as
         # start-up failures, renamed engine errors if the log later shows that the server was serving.
         self._phase_guesses: list[Finding] = []
+        self._tb_guesses: list[tuple[Finding, Traceback, str]] = []  # named by type or place before a phase showed
         self._aborts = 0
         self._abort_second = ""
         self._streams = StreamAssembler()
         self._gauges: dict[str, float] = {}
         self._glued = 0
         self._gauge_reported = False
+        self._fatal_seen = False  # native stacks after a fatal signal are its frames, not another failure
+        self._named_messages: dict[str, int] = {}  # process -> line of its latest message a rule named
+        self._fatal_guesses: list[Finding] = []  # fatal signals named before their stack showed the phase
 
     @property
     def ready(self) -> bool:
         """True once the server has shown that it serves (startup complete, requests, stats)."""
         return self._phases.phase >= Phase.SERVING
-
-    @property
-    def phase(self) -> Phase:
-        return self._phases.phase
 
     def feed(self, line: str, lineno: int, *, replaced: bool = False) -> list[Finding]:
         """Classify one line. `replaced` says the line had undecodable bytes that we replaced with U+FFFD
@@ -82,9 +96,12 @@ class LineClassifier(PrintedOutput):
         raw = line.rstrip("\r\n")
         if not raw or raw.isspace():
             return []
-        if '"log":' in raw[:40]:
-            raw = unwrap_docker_json(raw)
+        self._previous_line, self._last_line = self._last_line, lineno
+        if '"log":' in raw[:40] or ('{"' in raw[:60] and raw.endswith("}")):
+            raw = unwrap_docker_json(raw)  # Docker's json-file lines and structured (JSON) log lines
         low = raw.lower()
+        if "LISTEN" in raw or "Uvicorn running on" in raw:
+            self._ports.observe(strip_ansi(raw), lineno)
         if not (self._folder.in_traceback or self._folder.in_body):
             if any(n in low for n in BUSY_LINES):  # per-request lines: the bulk of a busy log
                 return self._busy_line(raw, lineno)
@@ -110,7 +127,12 @@ class LineClassifier(PrintedOutput):
         if frame:
             return self._match(msg, text, lineno, Context(self.phase, frame=True, level=parsed.level), parsed,
                                replaced)
+        dump = self._folder.peek(parsed.process)
         tb = self._folder.end_traceback(parsed, lineno)
+        if tb is None and dump is not None:  # a stack that ended without its exception line still shows where
+            self._settle_fatal(dump)
+            if not self._phases.seen_marker and stack_shows_serving(dump.functions[-12:]):
+                self._phases.enter(Phase.SERVING)
         if tb is not None:
             return self._on_traceback(tb, parsed, text, replaced)
         return self._on_line(parsed, text, lineno, replaced)
@@ -119,12 +141,16 @@ class LineClassifier(PrintedOutput):
 
     def _on_line(self, parsed: ParsedLine, text: str, lineno: int, replaced: bool) -> list[Finding]:
         msg = parsed.message
+        if "Processed prompts" in msg:
+            self._note_progress(msg, lineno, text)
         if any(n in msg for n in ECHO_LINES):
             return self._on_echo(msg, lineno, text)
         if "shared memory broadcast" in msg and SHM_WAIT.search(msg):
             signal = self._stalls.shm_wait(self.phase == Phase.SERVING or not self._phases.seen_marker)
             return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, signal.hint, signal.rule, signal.role)] \
                 if signal else []
+        if "unfinished: True" in msg:
+            self._stalls.holds_work(msg, parsed.process)
         signals = self._stalls.stats(msg, self.phase == Phase.STOPPING) if "hroughput" in msg else None
         if signals is not None:
             self._phases.enter(Phase.SERVING)
@@ -145,16 +171,23 @@ class LineClassifier(PrintedOutput):
             return self._on_traceback(bare, parsed, text, replaced)
         found = self._match(msg, text, lineno, Context(self.phase, level=parsed.level), parsed, replaced)
         if found:
+            if found[0].role != "wrapper":
+                self._named_messages[parsed.process] = lineno  # a logger's message; its traceback may follow
             return found
         fatal = self._folder.fatal(msg, lineno) if _MAY_BE_FATAL.search(msg) else None
         if fatal is not None:
             # native code (kernels, NCCL) runs once the model is loaded: in an excerpt that shows no phase at
             # all, a fatal signal is read as a crash while serving
             phase = None if self._phases.seen_marker else Phase.SERVING
-            return self._phase_default(lineno, text, "a fatal signal", "fallback", phase)
+            self._fatal_seen = True
+            found = self._phase_default(lineno, text, Msg("what.fatal_signal"), "fallback", phase)
+            if phase is not None and len(self._fatal_guesses) < 10:
+                self._fatal_guesses += found
+            return found
         if parsed.level == "ERROR" and self.phase != Phase.STOPPING and not is_harmless(parsed) \
                 and not msg[:1].isspace():  # an indented line is a fragment of a traceback, not a message
-            return self._phase_default(lineno, text, "an error line", "weak")
+            unknown = not self._phases.seen_marker and words_show_serving(msg)
+            return self._phase_default(lineno, text, Msg("what.error_line"), "weak", Phase.SERVING if unknown else None)
         if msg.startswith("vllm:num_requests_"):
             return self._gauge(msg, lineno, text)
         if not parsed.level and not parsed.process:
@@ -163,7 +196,7 @@ class LineClassifier(PrintedOutput):
 
     def _on_traceback(self, tb: Traceback, parsed: ParsedLine, text: str, replaced: bool) -> list[Finding]:
         """The exception line that ends a traceback: rule, exception type, raised in, phase."""
-        if tb.dump:
+        if tb.dump or (tb.native and self._fatal_seen):
             return []  # the frames of a fatal signal, already named at the signal
         named_before = tb.process in self._named_in_traceback
         self._named_in_traceback.discard(tb.process)
@@ -175,27 +208,37 @@ class LineClassifier(PrintedOutput):
         if (found and found[0].role != "weak") or named_before or phase == Phase.STOPPING:
             return found
         # a symptom pattern (weak) on the exception line yields to what the exception's type or place says
-        symptom = found
-        entry = lookup([tb.exception_type], tb.message) if tb.exception_type else None
+        found = self._ladder(tb, text, phase, found, pointed_from)
+        if found and found[0].basis == "phase" and self._named_messages.get(tb.process) == tb.first_line - 1:
+            return []  # `logger.exception(message)`: the message right above named it; its stack adds nothing
+        if not self._phases.seen_marker and found and found[0].basis in ("exception_type", "raised_in") \
+                and len(self._tb_guesses) < 20:
+            self._tb_guesses.append((found[0], tb, text))  # named in a phase the excerpt had not shown yet
+        return found
+
+    def _ladder(self, tb: Traceback, text: str, phase: Phase, symptom: list[Finding], pointed_from: int
+                ) -> list[Finding]:
+        """Exception type, then where it was raised, then the weak symptom, then the phase."""
+        entry = lookup(ancestry(tb.exception_type), tb.message, phase) if tb.exception_type else None
         if entry is None and tb.mentions and not tb.exception_type:
-            entry = lookup(list(reversed(tb.mentions)), tb.message)
+            entry = lookup(list(reversed(tb.mentions)), tb.message, phase)
         if entry is not None and (entry.wrapper and symptom):
             return symptom
         if entry is not None:
-            role = "wrapper" if entry.wrapper else "decisive"
+            role = "wrapper" if entry.wrapper else "weak" if entry.symptom else "decisive"
             finding = self._finding(entry.kind, tb.line, text, entry.hint, f"exc_{exception_name(tb.exception_type)}",
                                     role, "exception_type")
             finding.points_to = pointed_from if entry.wrapper else 0
             return [finding]
-        where = raised_in(tb.raised_in, tb.stack, phase)
+        where = raised_in(tb.raised_in or owner_of(tb.message), tb.stack, phase)
         if where is not None:
-            hint = f"{where.hint} (raised in {tb.raised_in})"
-            return [self._finding(where.kind, tb.line, text, hint, f"raised_in_{where.kind.value}", "decisive",
-                                  "raised_in")]
+            hint = Msg("hint.raised_in", hint=where.hint, where=tb.raised_in or owner_of(tb.message))
+            return [self._finding(where.kind, tb.line, text, hint, f"raised_in_{where.kind.value}",
+                                  "weak" if where.symptom else "decisive", "raised_in")]
         if symptom:
             return symptom
-        what = f"an unrecognised {exception_name(tb.exception_type)}" if tb.exception_type else \
-            "a traceback whose exception line is missing"
+        what = Msg("what.unrecognised", exception=exception_name(tb.exception_type)) if tb.exception_type else \
+            Msg("what.no_exception_line")
         return self._phase_default(tb.line, text, what, "fallback", phase)
 
     def _on_body(self, body: Body, parsed: ParsedLine) -> list[Finding]:
@@ -203,7 +246,7 @@ class LineClassifier(PrintedOutput):
         anything else (error bodies, text that was not JSON after all) goes through the rules line by line."""
         if body.data is not None and is_chunk(body.data):
             self._phases.enter(Phase.SERVING)
-            whole = self._streams.add(body.data)  # the whole streamed answer, once its last chunk came
+            whole = self._streams.add(body.data, body.line)  # the whole streamed answer, once its last chunk came
             if whole is not None:
                 return [self._finding(whole.kind, body.line, whole.evidence, whole.hint,
                                       f"stream_{whole.kind.value}", "decisive")]
@@ -215,51 +258,54 @@ class LineClassifier(PrintedOutput):
             found: list[Finding] = []
             for offset, message in enumerate(body.lines):  # not an answer: each line as any other line
                 found += self._on_line(ParsedLine(parsed.level, message), message, body.first_line + offset, False)
+            error = error_body(body.data) if body.data is not None and not found else None
+            if error is not None:  # an error response no rule named: its type, then its status, then the phase
+                entry = lookup(error[0].split(), error[1], self.phase)
+                if entry is None:
+                    return self._phase_default(body.line, body.text, Msg("what.error_response"), "weak",
+                                              Phase.SERVING)
+                return [self._finding(entry.kind, body.line, body.text, entry.hint, "error_body", "weak",
+                                      "exception_type")]
             return found
         self._phases.enter(Phase.SERVING)
         text = body.text if "\n" not in body.text else verdict.evidence
         return [self._finding(verdict.kind, body.line, text, verdict.hint, f"body_{verdict.kind.value}",
                               "decisive")]
 
-    def _on_access(self, access: Access, text: str) -> list[Finding] | None:
-        """Count successful chats and read meaning into bare 400 responses, which vLLM logs without the
-        reason (the reason only reaches the client). None: let the rules decide."""
-        chat = access.path.startswith("/v1/chat/completions")
-        if access.status == 200:
-            self._phases.enter(Phase.SERVING)
-            self._chat_ok += chat
-            return []
-        if access.status != 400 or not access.path.startswith(("/v1/chat/completions", "/v1/completions")):
-            return None
-        if self.phase == Phase.STOPPING:
-            return []
-        if chat and self._chat_ok == 0:
-            hint = (
-                "Every chat request so far was rejected with 400: usually a missing chat template (--chat-template); "
-                "the chat's error message says for sure."
-            )
-            return [self._finding(Kind.CHAT_TEMPLATE, access.line, text, hint, "access_400_every_chat", "weak")]
-        hint = (
-            "A request was rejected with 400 after others succeeded: usually prompt + max_tokens above max_model_len; "
-            "the chat's error message says for sure."
-        )
-        return [self._finding(Kind.CONTEXT_LENGTH, access.line, text, hint, "access_400", "weak")]
-
     def finish(self) -> list[Finding]:
         """The log (or the excerpt) ends: name what is still open. A traceback whose exception line never
         came is still a failure; a body cut off at its end is closed and judged. Guesses made before the
         log showed its phase are settled."""
-        if self.phase == Phase.SERVING and not self._phases.saw_start:
+        still_open = self._folder.open_tracebacks()
+        if not self._phases.seen_marker and any(stack_shows_serving(tb.functions[-12:]) for tb in still_open):
+            self._phases.enter(Phase.SERVING)  # a stack cut off by the excerpt still shows where it ran
+        # guesses made before the excerpt showed it was serving (a stop after serving counts: the engine
+        # died while serving and the server shut down)
+        if self._phases.served and self.phase >= Phase.SERVING and not self._phases.saw_start:
+            for guess, tb, text in self._tb_guesses:  # what the type or the place means while serving
+                settled = self._ladder(tb, text, Phase.SERVING, [], guess.points_to)
+                if settled and settled[0].kind != guess.kind:
+                    guess.kind, guess.hint, guess.rule, guess.basis = (
+                        settled[0].kind, settled[0].hint, settled[0].rule, settled[0].basis)
             for finding in self._phase_guesses:
                 if finding.kind == Kind.STARTUP_FAILURE.value:
                     finding.kind = Kind.ENGINE_ERROR.value
-                    finding.hint = "The engine failed while serving: read the traceback and the lines before it."
+                    finding.rule = f"phase_{Kind.ENGINE_ERROR.value}"
+                    finding.hint = Msg("hint.engine_failed_serving")
         self._phase_guesses.clear()
-        found: list[Finding] = []
+        self._tb_guesses.clear()
+        found = [self._finding(v.kind, line, v.evidence, v.hint, f"stream_{v.kind.value}", "decisive")
+                 for v, line in self._streams.flush()]
+        found += self._stuck_progress()
+        if (moved := self._ports.moved()) is not None:
+            found.append(self._finding(Kind.PORT_IN_USE, moved[1], moved[2], Msg("hint.server_moved_port",
+                                       port=moved[0]), "server_moved_past_taken_port", "weak"))
         body = self._folder.open_body()
         if body is not None:
             found += self._on_body(body, ParsedLine("", ""))
-        for tb in self._folder.open_tracebacks():
+        for tb in still_open:
+            if tb.dump or tb.native:
+                self._settle_fatal(tb)
             tb.line = tb.line or tb.first_line
             parsed = ParsedLine("", tb.last_code, tb.process)
             found += self._on_traceback(tb, parsed, tb.last_code or "Traceback (most recent call last):", False)
@@ -282,7 +328,7 @@ class LineClassifier(PrintedOutput):
         if rule.role == "wrapper":
             finding.points_to = pointed_from or self._last_traceback
             if finding.points_to:
-                finding.hint = f"{finding.hint} The traceback ending at line {finding.points_to} is the cause."
+                finding.hint = Msg("hint.traceback_is_cause", hint=finding.hint, line=finding.points_to)
         return [finding]
 
     def _phase_default(self, lineno: int, text: str, what: str, role: str, phase: Phase | None = None
@@ -291,10 +337,10 @@ class LineClassifier(PrintedOutput):
         if phase == Phase.STOPPING:
             return []
         if phase == Phase.SERVING:
-            kind, hint = Kind.ENGINE_ERROR, f"The engine failed while serving ({what}): read the traceback."
+            kind, hint = Kind.ENGINE_ERROR, Msg("hint.phase_engine_error", what=what)
         else:
             kind = Kind.STARTUP_FAILURE
-            hint = f"Unrecognised start-up error ({what}): the server cannot start; read the evidence line."
+            hint = Msg("hint.phase_startup_failure", what=what)
         finding = self._finding(kind, lineno, text, hint, f"phase_{kind.value}", role, "phase")
         if not self._phases.seen_marker:
             self._guess(finding)
@@ -304,33 +350,29 @@ class LineClassifier(PrintedOutput):
         if len(self._phase_guesses) < 50:
             self._phase_guesses.append(finding)
 
+    def _settle_fatal(self, stack: Traceback) -> None:
+        """A fatal signal named without a phase marker was read as a crash while serving; the stack
+        printed with it (faulthandler's dump, torch's native frames) says when it happened."""
+        guesses, self._fatal_guesses = self._fatal_guesses, []
+        if not (stack.dump or stack.native) or not stack_shows_starting(stack.functions):
+            return
+        for finding in guesses:
+            finding.kind = Kind.STARTUP_FAILURE.value
+            finding.rule = f"phase_{Kind.STARTUP_FAILURE.value}"
+            finding.hint = Msg("hint.phase_startup_failure", what=Msg("what.fatal_signal_loading"))
+
     def _traceback_phase(self, tb: Traceback) -> Phase:
         """The log's phase; when the excerpt has no markers, what the traceback's stack shows."""
         if self._phases.seen_marker:
             return self.phase
-        if stack_shows_serving(tb.functions[-12:]):
+        if stack_shows_serving(tb.functions[-12:]) or SERVING_ONLY.intersection(ancestry(tb.exception_type)):
             self._phases.enter(Phase.SERVING)
             return Phase.SERVING
+        if tb.native:  # native code (kernels, NCCL, copies) runs once the model is loaded, as for a fatal signal
+            return Phase.SERVING
+        if not stack_shows_starting(tb.functions) and words_show_serving(tb.message):
+            return Phase.SERVING
         return Phase.BOOT
-
-    def _busy_line(self, raw: str, lineno: int) -> list[Finding]:
-        """Successful access lines and request bookkeeping: update the serving state; a run of requests
-        aborted in the same second means that clients gave up waiting."""
-        self._phases.enter(Phase.SERVING)
-        if "aborted request" in raw.lower() and self.phase != Phase.STOPPING:
-            second = parse_line(raw).time
-            self._aborts = self._aborts + 1 if second and second == self._abort_second else 1
-            self._abort_second = second
-            if self._aborts == _MASS_ABORTS:
-                hint = (f"{_MASS_ABORTS} or more requests were aborted in the same second: "
-                        "clients gave up waiting (timeouts) or disconnected; check the load and /metrics.")
-                return [self._finding(Kind.SLOW_OR_STALLED, lineno, raw, hint, "mass_aborts", "weak")]
-            return []
-        self._aborts = 0  # only a run of aborts, one after the other, is a mass abort
-        access = self._folder.access(raw, 0)
-        if access and access.status == 200 and access.path.startswith("/v1/chat/completions"):
-            self._chat_ok += 1
-        return []
 
     def _on_new_life(self) -> None:
         self._chat_ok = 0
@@ -343,7 +385,7 @@ class LineClassifier(PrintedOutput):
             kind=kind.value,
             line=lineno,
             text=evidence_text(text, secrets_of(self._secrets)),
-            hint=hint or KINDS[kind].fix[0],
+            hint=hint or KINDS[kind].fix_msgs[0],
             rule=rule,
             role=role,
             basis=basis,

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .exception_bases import BASES
 from .lineformat import ParsedLine
 
 MAX_FRAMES = 60
@@ -31,26 +32,40 @@ _TB_MARKER = re.compile(
 _FRAME = re.compile(
     r"File (?:\"(?P<path>[^\"]+)\", line \d+(?:,? in (?P<func>\S+))?|(?P<path2>\S+):\d+\S*, in (?P<func2>\S+))"
 )
+# The end of a frame line whose start is on another line (a paste wrapped it) or whose quotes a text editor
+# curled: `ference/vllm/model_runner.py", line 733, in generate_draft_token_ids`, `“api_server”,line 56, in generate`.
+_FRAME_TAIL = re.compile(r"^[\"“”]?(?P<path>[^\s\"“”]*)[\"“”]\s*,\s*line \d+,? in (?P<func>[\w<>.]+)\s*$")
 # The line that ends a traceback: a dotted class name, then ':' and the message (or nothing).
 _EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z_]\w*)(?::\s?(?P<msg>.*))?$")
 # An exception line printed without its traceback (excerpts, loggers that print only the message).
+# Its class is named like an exception, or lives in a library's errors module (`triton.runtime.errors.
+# OutOfResources`, `torch._dynamo.exc.BackendCompilerFailed`), or is a class the hierarchy table knows.
 _BARE_EXCEPTION = re.compile(
-    r"^(?P<type>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Fault|Interrupt|Warning|Timeout|Dead))"
+    r"^(?P<type>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Fault|Interrupt|Warning|Timeout|Dead)|"
+    r"(?:[a-z_]\w*\.)*(?:exc|errors?|exceptions)\.[A-Z]\w*|(?:Base)?Exception)"
     r"(?::\s?(?P<msg>.*))?$"
 )
+_NAMED_EXCEPTION = re.compile(r"^(?P<type>[A-Z][A-Za-z]+): (?P<msg>\S.*)$")
 _CURLY_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 _MENTIONED = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
 _ACCESS = re.compile(r"\"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})")
 _FATAL = re.compile(
     r"Fatal Python error|Segfault encountered|"
     r"SIGSEGV|SIGABRT|SIGBUS|Segmentation fault|core dumped|\bsignal 11\b|exitcode=-(?:11|6)\b|"
+    # Python's subprocess convention: a negative return code is the signal that killed the child (11 SIGSEGV,
+    # 6 SIGABRT, 7 SIGBUS), as Ray reports its dashboard: "Failed to start the dashboard, return code -11"
+    r"\b(?:return|exit) ?code:? -(?:11|6|7)\b|\breturncode=-(?:11|6|7)\b|"
     r"died with (?:exit code -|signal)|terminated by signal|double free or corruption|free\(\): invalid|"
+    r"worker died or was killed|"
     r"realloc\(\): invalid|terminate called after throwing|thread '[^']*' panicked at",
     re.IGNORECASE,
 )
+# A fatal signal's banner printed among stack frames (torch prints native frames around it).
+_FATAL_BANNER = re.compile(r"^[!*=#\s]*(?:Segfault encountered|Fatal Python error|\*\*\* SIG[A-Z]+ received)",
+                           re.IGNORECASE)
 # Innermost frames worth naming: the serving stack's own code, not asyncio or the standard library.
 _OWN_CODE = re.compile(r"(?:^|/)(vllm|transformers|tokenizers|torch|jinja2|safetensors|huggingface_hub|openai|"
-                       r"httpx|requests|urllib3|aiohttp|xformers|flash_attn|triton)/")
+                       r"httpx|httpcore|requests|urllib3|aiohttp|xformers|flash_attn|triton)/")
 
 
 @dataclass
@@ -88,6 +103,12 @@ class Traceback:
     @property
     def functions(self) -> list[str]:
         return [func for _path, func in self.frames]
+
+    @property
+    def native(self) -> bool:
+        """Only native frames (`File "<unknown>", line 0, in cuMemcpyBatchAsync`): torch's C++ stack of a
+        crash, printed around its "Segfault encountered", not a Python exception."""
+        return bool(self.frames) and all(path.startswith("<unknown") for path, _func in self.frames)
 
 
 @dataclass
@@ -170,6 +191,7 @@ class EventFolder:
     def __init__(self) -> None:
         self._tracebacks: dict[str, Traceback] = {}  # open tracebacks by process: logs interleave them
         self._after_frame: set[str] = set()  # processes whose last line was a frame: the next is its code
+        self._latest = ""  # the process whose traceback got the latest frame: where a wrapped frame's tail goes
         self._body: list[str] = []
         self._body_start = 0
         self._depth = 0
@@ -195,14 +217,27 @@ class EventFolder:
             self._tracebacks[key] = Traceback(first_line=lineno, process=key, dump=dump)
             return None
         frame = _FRAME.match(stripped)
+        if not frame and key in self._tracebacks and _FATAL_BANNER.search(stripped):
+            self._after_frame.discard(key)
+            return False  # "!!!!!!! Segfault encountered !!!!!!!" between native frames: an event, not code
         if not frame and key in self._after_frame:
             self._after_frame.discard(key)  # the source line under a frame, however it is indented
             tb = self._tracebacks.get(key)
             if tb is not None and stripped and not _EXCEPTION.match(stripped):
                 tb.last_code = stripped[:200]
                 return True
+        tail = None if frame or key in self._after_frame else _FRAME_TAIL.match(stripped)
+        if tail:
+            if not key and key not in self._tracebacks and self._latest in self._tracebacks:
+                key = self._latest  # a prefix-less tail continues the traceback that got the latest frame
+            tb = self._tracebacks.setdefault(key, Traceback(first_line=lineno, process=key))
+            if len(tb.frames) < MAX_FRAMES:
+                tb.frames.append((tail.group("path"), tail.group("func")))
+            self._latest = key
+            return True
         if frame:
             self._after_frame.add(key)
+            self._latest = key
             tb = self._tracebacks.setdefault(key, Traceback(first_line=lineno, process=key))
             if len(tb.frames) < MAX_FRAMES:
                 path = frame.group("path") or frame.group("path2") or ""
@@ -226,7 +261,9 @@ class EventFolder:
         """An exception line seen outside any traceback: an event of its own, without frames."""
         m = _BARE_EXCEPTION.match(parsed.message.strip())
         if m is None:
-            return None
+            m = _NAMED_EXCEPTION.match(parsed.message.strip())
+            if m is None or m.group("type") not in BASES:
+                return None
         return Traceback(first_line=lineno, line=lineno, exception_type=m.group("type"),
                          message=(m.group("msg") or "").strip(), process=parsed.process,
                          text=parsed.message.strip())
@@ -245,6 +282,10 @@ class EventFolder:
         text = "\n".join(lines)
         data = parse_json(close_json(text))
         return Body(start, start + len(lines) - 1, data if isinstance(data, dict) else None, text, lines)
+
+    def peek(self, process: str) -> Traceback | None:
+        """The traceback open for a process, if any (it stays open)."""
+        return self._tracebacks.get(process)
 
     def end_traceback(self, parsed: ParsedLine, lineno: int) -> Traceback | None:
         """Called for an ordinary line: when a traceback is open, this line is its exception line."""
@@ -270,7 +311,11 @@ class EventFolder:
             candidate = stripped[start:]
             if candidate.rstrip("%").rstrip().endswith("}"):
                 data = parse_json(candidate)
-                return Body(lineno, lineno, data, stripped, [message]) if isinstance(data, dict) else None
+                if isinstance(data, dict):
+                    return Body(lineno, lineno, data, stripped, [message])
+                # an answer elided by its poster ('..., "eval_count":1'): still an answer, read field by field
+                answer = '"choices"' in candidate or '"role"' in candidate
+                return Body(lineno, lineno, None, stripped, [message]) if answer else None
             if candidate.count("{") <= candidate.count("}"):
                 return None
             self._body, self._body_start = [message], lineno
@@ -284,6 +329,8 @@ class EventFolder:
         self._body, self._depth = [], 0
         text = "\n".join(lines)
         data = parse_json(text)
+        if not isinstance(data, dict):  # a paste wrapped at a fixed width cuts strings: the lines are one line
+            data = parse_json("".join(lines))
         return Body(start, lineno, data if isinstance(data, dict) else None, text, lines)
 
     @staticmethod

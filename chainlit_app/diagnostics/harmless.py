@@ -36,9 +36,15 @@ _MEMORY_FAILURE = re.compile(
 SHM_WAIT = re.compile(r"No available shared memory broadcast block found", re.I)
 
 
+# An exception raised, not a warning printed: the same words ("... is deprecated") then stopped the server.
+_RAISED = re.compile(r"^\s*(?:[a-z_]\w*\.)*\w*(?:Error|Exception): ")
+
+
 def is_harmless(parsed: ParsedLine) -> bool:
     """True for known-normal warnings that must never become findings."""
     msg = parsed.message
+    if _RAISED.match(msg):
+        return False
     if any(p.search(msg) for p in HARMLESS):
         return True
     return parsed.level == "WARNING" and bool(_MEMORY_WORD.search(msg)) and not _MEMORY_FAILURE.search(msg)

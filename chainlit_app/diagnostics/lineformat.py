@@ -12,7 +12,9 @@ import json
 import re
 from dataclasses import dataclass
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\^\[\[[0-9;]*m|\r")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\^\[\[[0-9;]*m|\r|"
+                   # colour codes whose ESC a copy from a terminal dropped: "[1;36m(EngineCore_0 pid=399)[0;0m"
+                   r"\[(?:[0-9]{1,3};)*[0-9]{1,3}m(?=[\w(\[\s]|$)")
 _LEVEL_NAMES = {
     "WARN": "WARNING",
     "CRITICAL": "ERROR",
@@ -28,6 +30,14 @@ _PREFIXES: tuple[re.Pattern[str], ...] = (
     re.compile(r"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s?"),
     # loguru / fastchat: "| ERROR    | app.llm:ask_tool:426 - ", "| ERROR | stderr | "
     re.compile(r"\|\s*(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s*\|\s*(?:[\w.:<>-]+ - |stderr \| )?"),
+    # containerd/CRI (Kubernetes node logs) after the time: "stdout F ", "stderr P "
+    re.compile(r"(?:stdout|stderr) [FP] "),
+    # a Markdown quote of a log in an issue: "> "
+    re.compile(r">\s"),
+    # kubectl logs --prefix: "[pod/vllm-0/vllm] "
+    re.compile(r"\[pod/[\w.-]+(?:/[\w.-]+)?\]\s"),
+    # rich's logging handler: "[05/05/25 18:08:24] ERROR    " (a time column, then the level)
+    re.compile(r"\[\d{2}/\d{2}/\d{2,4} \d{2}:\d{2}:\d{2}\]\s+(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+"),
     # journald: "Sep 05 11:48:04 host bash[20397]: "
     re.compile(r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [\w.@/-]+\[\d+\]: "),
     # box-drawing borders of terminal UIs (k9s, rich): "│ "
@@ -44,6 +54,10 @@ _PREFIXES: tuple[re.Pattern[str], ...] = (
     ),
     # glog / torch C++: "W1130 15:01:47.512000 5649 torch/x.py:53] ", "[W1130 15:02:02.38 utils.cpp:68] "
     re.compile(r"\[?(?P<lvl>[IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w./-]+:\d+\]\s?"),
+    # Ray's own logging after its time: "ERROR services.py:1207 -- Failed to start the dashboard"
+    re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+(?P<logger0>[\w./-]+\.py:\d+) -- "),
+    # Rust's tracing (routers and gateways in front of vLLM): "ERROR vllm_router::server: "
+    re.compile(r"(?P<lvl>DEBUG|INFO|WARN|ERROR)\s+[a-z_][\w:.-]*:\s"),
     # uvicorn / python logging: "INFO:     ", "ERROR:    "
     re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+"),
     # pytest failure lines: "E           Exception: ..."
@@ -55,6 +69,10 @@ _PY_WARNING = re.compile(r"\b\w*Warning: ")
 _INNER_LEVEL = re.compile(r"^[\w.:<>()\[\] -]{0,80}?(?:^|[\s\-|\[])"
                           r"(?P<lvl>ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)"
                           r"(?:\]|\s+-\s|\s*\||\s{2,}|\s+(?=\[))")
+
+
+# logfmt (Go proxies and operators next to vLLM): 'level=error msg="engine failed"'
+_LOGFMT = re.compile(r"\blevel=(?P<lvl>debug|info|warn|warning|error|fatal)\b.*?\bmsg=\"?(?P<msg>[^\"]*)", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +119,11 @@ def parse_line(text: str) -> ParsedLine:
         if inner:
             level = _LEVEL_NAMES.get(inner.group("lvl"), inner.group("lvl"))
             message = message[inner.end():].lstrip(" -|")
+    if not level:
+        logfmt = _LOGFMT.search(message)
+        if logfmt:
+            level = _LEVEL_NAMES.get(logfmt.group("lvl").upper(), logfmt.group("lvl").upper())
+            message = logfmt.group("msg")
     if not level and _PY_WARNING.search(message):
         level = "WARNING"
     return ParsedLine(level, message, process, logger, when)
@@ -114,11 +137,45 @@ def unwrap_docker_json(raw: str) -> str:
     line the process wrote."""
     m = _DOCKER_JSON.match(raw)
     if m is None:
-        return raw
+        return unwrap_json_log(raw)
     try:
         return str(json.loads(f'"{m.group(1)}"')).rstrip("\r\n")
     except ValueError:
         return raw
+
+
+_JSON_LEVEL_KEYS = ("level", "levelname", "severity", "lvl")
+_JSON_MESSAGE_KEYS = ("message", "msg", "event")
+_JSON_TIME_KEYS = ("timestamp", "time", "ts", "@timestamp", "asctime")
+# docker compose's service column before a structured record: "model-download  | {"
+_COMPOSE_COLUMN = re.compile(r"^[\w.-]+\s+\|\s(?=\{)")
+
+
+def unwrap_json_log(raw: str) -> str:
+    """A structured log line (`{"level": "error", "msg": "..."}`, GKE, Ray Serve, structlog) as the plain line
+    it stands for: `ERROR:    message`. A record with a time but no level (structlog's `{"event": ..,
+    "timestamp": ..}`, one record per traceback line) is its message. A response body has neither key and
+    stays as it is."""
+    column = _COMPOSE_COLUMN.match(raw)
+    if column:
+        unwrapped = unwrap_json_log(raw[column.end():])
+        return raw if unwrapped == raw[column.end():] else unwrapped
+    if not raw.startswith("{") or not raw.rstrip().endswith("}"):
+        return raw
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return raw
+    if not isinstance(data, dict):
+        return raw
+    level = next((data[k] for k in _JSON_LEVEL_KEYS if isinstance(data.get(k), str)), None)
+    message = next((data[k] for k in _JSON_MESSAGE_KEYS if isinstance(data.get(k), str)), None)
+    if message is None:
+        return raw
+    if level is None:
+        return message if any(k in data for k in _JSON_TIME_KEYS) else raw
+    level = _LEVEL_NAMES.get(level.upper(), level.upper())
+    return f"{level}:    {message}" if level in ("DEBUG", "INFO", "WARNING", "ERROR") else message
 
 
 def line_level(text: str) -> str:

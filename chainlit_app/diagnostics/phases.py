@@ -45,13 +45,18 @@ MARKERS: tuple[Marker, ...] = (
     _m(Phase.BOOT, r"Automatically detected platform|Initializing a V1 LLM engine|Resolved architecture",
        progress=True),
     _m(Phase.LOADING, r"Starting to load model|Loading weights|Loading safetensors|Model loading took|"
+       r"Attempted to load weight|"
        r"KV cache size|init engine|Capturing CUDA graph|Graph capturing|torch\.compile takes|Compiling a graph|"
        r"Compiling model|Dynamo bytecode transform|warming up|warmup model|Memory profiling takes", progress=True),
     _m(Phase.SERVING, r"Starting vLLM (?:API )?server|Available routes|Started server process|"
        r"Waiting for application startup", progress=True),
     _m(Phase.SERVING, r"Application startup complete|Uvicorn running on", progress=True),
-    _m(Phase.SERVING, r"EngineCore encountered a fatal error|EngineCore hit an exception|Error in model execution|"
+    _m(Phase.SERVING, r"Dumping (?:scheduler output for model execution|input data for V1 LLM engine)|"
+       r"EngineCore encountered a fatal error|EngineCore hit an exception|Error in model execution|"
        r"failure while handling (?:the )?request|Avg prompt throughput|Processed prompts|Added request|"
+       r"Exception in ASGI application|"
+       # the client's monitor of its engine cores starts only once every core reported ready (core_client.py)
+       r"Engine core proc \S+ died unexpectedly|"
        r"Received request|"
        r"\"(?:GET|POST) /v1/\S* HTTP/[\d.]+\" 200"),
     # An intentional stop only: "shutting down executor" after a worker died is a failure, not a stop, and
@@ -90,6 +95,7 @@ class PhaseTracker:
         self.phase = Phase.BOOT
         self.seen_marker = False
         self.saw_start = False  # a boot or loading marker: the log shows the start itself
+        self.served = False  # the serving phase was reached (a stop that follows it does not undo that)
 
     def observe(self, message: str) -> Marker | None:
         marker = marker_for(message)
@@ -101,12 +107,14 @@ class PhaseTracker:
             self.phase = Phase.BOOT
         elif marker.phase > self.phase:
             self.phase = marker.phase
+        self.served = self.served or self.phase == Phase.SERVING
         return marker
 
     def enter(self, phase: Phase) -> None:
         """Evidence other than a marker (a served request, an access line) that the phase was reached."""
         if phase > self.phase:
             self.phase = phase
+        self.served = self.served or phase == Phase.SERVING
         self.seen_marker = True
 
 
@@ -115,9 +123,13 @@ class PhaseTracker:
 _SERVING_FRAMES = re.compile(
     r"serving_|create_chat_completion|create_completion|chat_completion_stream_generator|"
     r"completion_stream_generator|output_handler|process_outputs|execute_model|_process_input_queue|"
-    r"run_busy_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
-    r"update_from_output|convert_tokens_to_string|decode|detokeniz|get_response|collective_rpc|"
-    r"allocate_slots|update_state_after_alloc|_alloc",
+    r"run_busy_loop|run_engine_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
+    r"update_from_output|convert_tokens_to_string|(?<!\w)_?decode\b|batch_decode|detokeniz|get_response|"
+    r"collective_rpc|logprob|"
+    r"allocate_slots|update_state_after_alloc|_alloc|swap_blocks|sample_tokens|_sample\b|propose|draft_token|"
+    r"bookkeeping|process_input_socket|add_request|abort_request|get_output|execute_dummy_batch|"
+    # a web framework calling an endpoint (FastAPI, Starlette): a request is being handled, whoever serves it
+    r"run_endpoint_function|request_response",
 )
 # Functions that run only while the server starts: their presence outweighs serving-looking frames
 # (a profiling run calls the model's forward as a request would).
@@ -126,13 +138,41 @@ _STARTING_FRAMES = re.compile(
     r"build_async_engine_client|get_config|from_pretrained|init_device|_initialize_kv_caches|capture_model|"
     r"compile_or_warm_up_model|initialize_from_config|_init_executor|init_worker",
 )
-_SERVING_LOGGERS = re.compile(r"serving_|request_logger|async_llm|output_processor|detokenizer")
+# launcher.py writes its errors only from the handlers of requests ("MQLLMEngine is already dead, terminating
+# server process"); its start-up lines print the routes once the server is ready
+_SERVING_LOGGERS = re.compile(r"serving_|request_logger|async_llm|output_processor|detokenizer|\blauncher\b")
 
 
 def stack_shows_serving(functions: list[str]) -> bool:
     """True when a traceback's functions are the serving path's and none runs only at start-up."""
     joined = " ".join(functions)
     return bool(_SERVING_FRAMES.search(joined)) and not _STARTING_FRAMES.search(joined)
+
+
+# What an error's own words say of when it happened, for excerpts that show neither a marker nor a stack:
+# requests and prompts exist only while serving; files, weights, arguments and settings that do not fit
+# together belong to starting (a message naming both is left to the other evidence).
+_SERVING_WORDS = re.compile(
+    r"\brequest(?:s|_id)?\b|\breq_id\b|chatcmpl-|\bcmpl-|\bprompt(?:_token_ids|s)?\b|\bdetokeniz|"
+    r"\bfinish_reason\b|\w(?:Completion|Chat|Embedding|Tokenize|Score|Rerank)Request\b",
+    re.IGNORECASE,
+)
+_STARTING_WORDS = re.compile(
+    r"config\b|config\.json|checkpoint|\bweights?\b|safetensors|\bload(?:ing|ed)?\b|architecture|quantiz|"
+    r"(?:^|\s)--[a-z][\w-]+|\bargument|\bdownload|\brevision\b|trust_remote_code|\binit(?:ializ\w+)?\b|"
+    r"speculative|\bmax_num_\w+|\benable[_-]\w+|incompatible|not compatible",
+    re.IGNORECASE,
+)
+
+
+def words_show_serving(message: str) -> bool:
+    """True when an error's message speaks of requests or generation and not of starting up."""
+    return bool(_SERVING_WORDS.search(message)) and not _STARTING_WORDS.search(message)
+
+
+def stack_shows_starting(functions: list[str]) -> bool:
+    """True when a stack runs code that runs only while the server starts (loading, profiling, capture)."""
+    return bool(_STARTING_FRAMES.search(" ".join(functions)))
 
 
 def logger_shows_serving(logger: str) -> bool:

@@ -22,9 +22,12 @@ _EXTRA_NEEDLES = (
     "traceback (most recent call last)",
     "stack (most recent call first)",
     'file "',
+    '", line',  # the tail of a frame a paste wrapped
+    "”,line",  # a frame whose quotes an editor curled
     "file ~",
     "throughput",
     "shared memory broadcast",
+    "unfinished: true",
     "application startup complete",
     "uvicorn running",
     "starting vllm",
@@ -40,6 +43,7 @@ _EXTRA_NEEDLES = (
     "non-default args",
     "starting to load model",
     "loading weights",
+    "attempted to load weight",
     "model loading took",
     "kv cache size",
     "init engine",
@@ -54,6 +58,7 @@ _EXTRA_NEEDLES = (
     "core dumped",
     "signal",
     "exception",
+    "exc.",  # torch._dynamo.exc.BackendCompilerFailed: a library's exception module
     "{",
     "completionoutput(",
     "invalid pointer",

@@ -7,9 +7,12 @@ Mixed into `LineClassifier`, kept apart so that each file holds one concern.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, deque
 
-from .answers import is_garbled, is_looping, judge_answer
+from chainlit_app.i18n import Msg
+
+from .answer_loops import is_looping
+from .answers import is_garbled, judge_answer
 from .findings import Finding
 from .taxonomy import KINDS, Kind
 
@@ -28,12 +31,48 @@ _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 # Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
+_HAS_LETTERS = re.compile(r"[^\W\d_]")
+# vLLM's offline progress bar (tqdm; a paste may hold several of its updates on one line)
+_PROMPTS_BAR = re.compile(r"Processed prompts:\s*(\d+)%")
+
+
+class PrintedCycle:
+    """Consecutive printed lines that repeat as a block ('Let me write. / Go. / Writing. / OK.' again and
+    again): a model caught in a loop of short lines, which no single line shows. Bounded to the last lines."""
+
+    MAX_PERIOD = 8
+
+    def __init__(self) -> None:
+        self._lines: deque[str] = deque(maxlen=3 * self.MAX_PERIOD)
+        self._last = 0
+
+    def add(self, key: str, lineno: int, previous: int) -> bool:
+        """Record one printed line (`previous`: the log's last non-blank line before it); True when the latest
+        lines are a block of 3+ lines printed twice in a row, or of 2 lines printed three times."""
+        if previous != self._last:
+            self._lines.clear()  # another line came between: these are not one printout
+        self._last = lineno
+        self._lines.append(key)
+        lines = list(self._lines)
+        for period in range(2, self.MAX_PERIOD + 1):
+            repeats = 2 if period >= 3 else 3
+            if len(lines) < period * repeats:
+                break
+            block = lines[-period:]
+            if len(set(block)) < period or sum(len(_HAS_LETTERS.findall(line)) for line in block) < 16:
+                continue
+            if all(lines[-period * (i + 1):len(lines) - period * i] == block for i in range(1, repeats)):
+                return True
+        return False
 
 
 class PrintedOutput:
     """Reading printed answers; the classifier provides `_finding` and this state."""
 
     _plain: Counter[str]
+    _progress_at_zero: tuple[int, str] | None  # the latest offline progress bar, while it shows 0 %
+    _cycle: PrintedCycle
+    _previous_line: int  # the last non-blank line before the current one
     _glued: int
     _loop_reported: bool
     _gauges: dict[str, float]
@@ -51,8 +90,7 @@ class PrintedOutput:
             return []
         output = m.group("text")
         if "\ufffd" in output:
-            hint = "The logged answer holds U+FFFD: the tokenizer and the model do not fit together, " \
-                   "or the numerics are broken (try --dtype float32 on a CPU)."
+            hint = Msg("hint.echo_output_garbled")
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "echo_output_garbled", "weak")]
         verdict = judge_answer(output.encode().decode("unicode_escape", "ignore") if "\\n" in output else output,
                                m.group("finish"), None)
@@ -64,6 +102,12 @@ class PrintedOutput:
         ids = m.group("ids")
         tokens = ids.count(",") + 1 if ids.startswith("[") and ids != "[]" else None
         finish = m.group("finish")
+        distinct = set(ids.strip("[]").replace(" ", "").split(",")) if tokens else set()
+        if tokens is not None and tokens >= 8 and len(distinct) == 1:
+            # one id over and over (pad, <unk>, '!'): the model generated, but nothing a reader gets, whatever
+            # it decodes to (an empty text here is not an empty answer: the tokens were sampled)
+            hint = Msg("hint.output_one_token_id", token=distinct.pop(), count=tokens)
+            return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "output_one_token_id", "decisive")]
         verdict = judge_answer(m.group("text"), None if finish == "None" else finish, tokens)
         if verdict is None:
             return []
@@ -76,19 +120,23 @@ class PrintedOutput:
         found = self._printed_block(key, lineno, text)
         if found:
             return found
-        if self._loop_reported or len(key) < _PLAIN_LINE_MIN or _PROGRESS_BAR.search(key) \
-                or _NOT_AN_ANSWER.search(key):
+        if self._loop_reported or _PROGRESS_BAR.search(key) or _NOT_AN_ANSWER.search(key):
+            return []
+        if self._cycle.add(key, lineno, self._previous_line):
+            self._loop_reported = True
+            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix_msgs[0]
+            return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_block_loops", "weak")]
+        if len(key) < _PLAIN_LINE_MIN:
             return []
         if len(self._plain) >= MAX_PLAIN_LINES:
             self._plain.clear()
         if len(key) >= 20 and is_garbled(key):
-            hint = "Printed output is not readable text: the tokenizer does not fit the model, " \
-                   "or the numerics are broken (on a CPU serve with --dtype float32)."
+            hint = Msg("hint.printed_output_garbled")
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_garbled", "weak")]
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
             self._loop_reported = True
-            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix[0]
+            hint = KINDS[Kind.DEGENERATE_OUTPUT].fix_msgs[0]
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_output_loops", "weak")]
         return []
 
@@ -100,10 +148,25 @@ class PrintedOutput:
         self._glued += len(_GLUED.findall(key))
         if self._glued >= 5:
             self._loop_reported = True
-            hint = "Printed output is fragments glued to symbols: tokens drawn at random (broken numerics, " \
-                   "or a tokenizer that does not fit the model)."
+            hint = Msg("hint.printed_output_fragments")
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_fragments", "weak")]
         return []
+
+    def _note_progress(self, msg: str, lineno: int, text: str) -> None:
+        """Remember an offline run's progress bar while it stands at 0 % (its latest update on the line)."""
+        found = _PROMPTS_BAR.findall(msg)
+        if found:
+            self._progress_at_zero = (lineno, text) if int(found[-1]) == 0 else None
+
+    def _stuck_progress(self) -> list[Finding]:
+        """At the end of the log: an offline run whose progress bar never left 0 % processed no prompt at all
+        (a finished run's bar shows 100 %; a hung engine leaves the first bar as the last word)."""
+        if self._progress_at_zero is None:
+            return []
+        lineno, text = self._progress_at_zero
+        self._progress_at_zero = None
+        hint = Msg("hint.progress_stuck_at_zero")
+        return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, hint, "progress_stuck_at_zero", "weak")]
 
     def _gauge(self, msg: str, lineno: int, text: str) -> list[Finding]:
         """A pasted /metrics page: requests waiting while none runs is a stall, as in the stats lines."""
@@ -113,6 +176,6 @@ class PrintedOutput:
         self._gauges[m.group(1)] = float(m.group(2))
         if self._gauges.get("waiting", 0) > 0 and self._gauges.get("running") == 0 and not self._gauge_reported:
             self._gauge_reported = True
-            hint = "Requests wait while none runs (/metrics): the engine is stuck or cannot admit them."
+            hint = Msg("hint.metrics_waiting_none_running")
             return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, hint, "metrics_waiting_none_running", "weak")]
         return []

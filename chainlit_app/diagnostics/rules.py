@@ -4,8 +4,9 @@ A rule matches on the message text (a regular expression) and, when it states th
 type of the traceback the line ends, the module the exception was raised in, the line's level and the
 phase of the server's life. Every rule that matches is a candidate; the most specific one wins (the
 one stating the most conditions), ties broken by the order of the tables (`rule_tables.py`: the
-start-up tables `rules_model`, `rules_resources`, `rules_builds`, then `rules_serving`, each ordered
-specific-before-general). Each rule keeps an id and real example lines that a test checks.
+start-up tables `rules_model`, `rules_resources`, `rules_builds`, then `rules_serving`, `rules_status`
+and `rules_wrappers`, each ordered specific-before-general). Each rule keeps an id and real example
+lines that a test checks.
 
 Each rule has a role:
   decisive - the line names a cause (the earliest one is the root cause of a log);

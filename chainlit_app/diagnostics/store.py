@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chainlit_app.i18n import localize
+
 from .findings import Finding
 from .lineformat import line_level, parse_line, strip_ansi
 from .redact import SecretSource, redact, secrets_of
@@ -55,20 +57,22 @@ class _Entry:
     source: str = "log"
 
     def to_dict(self) -> dict[str, Any]:
+        """The entry as the API shows it; title, hint and fix in the current language (i18n)."""
+        info = kind_info(self.kind)
         return {
             "id": self.id,
             "kind": self.kind,
-            "title": self.title,
+            "title": info.title if info else self.title,
             "severity": self.severity,
             "count": self.count,
             "first_seen": self.first_seen,
             "last_seen": self.last_seen,
             "evidence": list(self.evidence),
-            "hint": self.hint,
-            "fix": list(self.fix),
+            "hint": localize(self.hint),
+            "fix": list(info.fix) if info else list(self.fix),
             "resolved": self.resolved,
             "resolved_at": self.resolved_at,
-            "resolved_reason": self.resolved_reason,
+            "resolved_reason": localize(self.resolved_reason),
             "basis": self.basis,
             "rule": self.rule,
             "source": self.source,
@@ -86,8 +90,9 @@ class FindingsStore:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def add(self, finding: Finding) -> dict[str, Any]:
-        """Record one occurrence; a new occurrence of a resolved problem reopens it."""
+    def add(self, finding: Finding, latest_only: bool = False) -> dict[str, Any]:
+        """Record one occurrence; a new occurrence of a resolved problem reopens it. With `latest_only` the
+        evidence is this occurrence alone (a repeated probe's state, not a history of its figures)."""
         now = self._clock()
         key = (finding.kind, cause_key(finding))
         entry = self._entries.get(key)
@@ -112,6 +117,8 @@ class FindingsStore:
         if entry.resolved:
             entry.resolved, entry.resolved_at, entry.resolved_reason = False, None, ""
         item = {"line": finding.line, "text": finding.text, "source": finding.source, "basis": finding.basis}
+        if latest_only:
+            entry.evidence.clear()
         if item not in entry.evidence:
             entry.evidence.append(item)
         return entry.to_dict()
@@ -120,22 +127,26 @@ class FindingsStore:
         for finding in findings:
             self.add(finding)
 
-    def resolve_all(self, reason: str = "") -> int:
-        """Mark every open entry resolved (e.g. the engine is healthy again after a restart)."""
+    def resolve_all(self, reason: str = "", seen_before: float | None = None) -> int:
+        """Mark every open entry resolved (e.g. the engine is healthy again after a restart); with `seen_before`,
+        only those last seen before then (what a new launch reports stays open)."""
         now = self._clock()
         changed = 0
         for entry in self._entries.values():
-            if not entry.resolved:
+            if not entry.resolved and (seen_before is None or entry.last_seen < seen_before):
                 entry.resolved, entry.resolved_at, entry.resolved_reason = True, now, reason
                 changed += 1
         return changed
 
-    def resolve_kind(self, kind: str, reason: str) -> int:
-        """Mark the open entries of one kind resolved (a remedy for that kind was verified to work)."""
+    def resolve_kind(self, kind: str, reason: str, since: float | None = None) -> int:
+        """Mark the open entries of one kind resolved (a remedy for that kind was verified to work). With
+        `since`, entries of that kind resolved at or after it get this reason too: the restart that the remedy
+        made may have resolved them a moment before the verification ("engine ready again")."""
         now = self._clock()
         changed = 0
         for entry in self._entries.values():
-            if entry.kind == kind and not entry.resolved:
+            relabel = since is not None and entry.resolved and (entry.resolved_at or 0.0) >= since
+            if entry.kind == kind and (not entry.resolved or relabel):
                 entry.resolved, entry.resolved_at, entry.resolved_reason = True, now, reason
                 changed += 1
         return changed

@@ -1,7 +1,8 @@
 """A whole log: feed every line, settle what is still open at its end, and choose the root cause.
 
 The root cause is the earliest finding of the strongest role present: decisive, then fallback, weak,
-wrapper. Later findings are listed after it as consequences. Memory stays bounded for any file size.
+wrapper; unless the log also names what explains that finding (`EXPLAINED_BY`). Later findings are listed
+after it as consequences. Memory stays bounded for any file size.
 """
 
 from __future__ import annotations
@@ -11,9 +12,24 @@ from os import PathLike
 
 from .classifier import LineClassifier
 from .findings import ROLE_RANK, Finding, Report
-from .taxonomy import HEALTHY
+from .taxonomy import HEALTHY, Kind
 
 MAX_LINE_BYTES = 64 * 1024
+# A symptom whose cause the same log names: vLLM answers a prompt longer than the context with an empty
+# output (finish_reason 'length') and a warning; the warning, wherever it stands, is the root cause.
+EXPLAINED_BY: dict[str, tuple[str, ...]] = {
+    Kind.EMPTY_OUTPUT.value: (Kind.CONTEXT_LENGTH.value,),
+}
+# A connection refused while the same log shows the model still loading after minutes: the server is not up
+# yet, and the slow load is why (rule ids, not the kind: a 504 a gateway saw explains no refusal).
+EXPLAINED_BY_RULES: dict[str, tuple[str, ...]] = {
+    Kind.CONNECTION.value: ("weight_loading_crawls", "model_load_elapsed_minutes"),
+}
+# A start-up failure no rule recognised (named by where it was raised or by the phase) in a log that also
+# shows a build that does not fit (a compiled extension missing, an ABI mismatch): the build explains it.
+EXPLAINED_WHEN_UNRECOGNISED: dict[str, tuple[str, ...]] = {
+    Kind.STARTUP_FAILURE.value: (Kind.VERSION_MISMATCH.value,),
+}
 
 
 class Collector:
@@ -41,6 +57,13 @@ class Collector:
         if not self.findings:
             return Report(HEALTHY, [], lines)
         root = min(self.findings, key=lambda f: ROLE_RANK.get(f.role, 9))
+        causes = EXPLAINED_BY.get(root.kind, ())
+        if root.basis != "rule":
+            causes += EXPLAINED_WHEN_UNRECOGNISED.get(root.kind, ())
+        cause_rules = EXPLAINED_BY_RULES.get(root.kind, ())
+        cause = next((f for f in self.findings
+                      if (f.kind in causes or f.rule in cause_rules) and ROLE_RANK.get(f.role, 9) <= 2), None)
+        root = cause or root
         root.root = True
         rest = [f for f in self.findings if f is not root]
         return Report(root.kind, [root, *rest], lines)

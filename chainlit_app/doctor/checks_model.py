@@ -14,6 +14,7 @@ from typing import Any
 from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.facts import EngineFacts
 from chainlit_app.hub import hub_cache_dir, hub_endpoint, hub_offline, hub_reachable, in_hub_cache
+from chainlit_app.i18n import Msg
 from chainlit_app.models import DEMO_NAME
 
 from .check import Check, PreflightConfig, failed, passed, warned
@@ -28,44 +29,39 @@ MODEL_CHECKS: CheckRegistry[Context] = CheckRegistry()
 def check_hub(repo_id: str, timeout: float) -> Check:
     """The app serves the demo model when the hub model cannot be had, so this warns, never blocks."""
     if in_hub_cache(repo_id):
-        return passed("hub", f"{repo_id} is in the local Hugging Face cache ({hub_cache_dir()})")
+        return passed("hub", Msg("doctor.hub.pass.1", repo_id=repo_id, hub_cache_dir=hub_cache_dir()))
     endpoint = hub_endpoint()
-    fallback = "the app will serve the offline demo model (SmolLM2-135M-Instruct) instead"
-    fix = (f"On a machine with network: `huggingface-cli download {repo_id}` into the Hugging Face cache "
-           f"(HF_HOME / HF_HUB_CACHE, here {hub_cache_dir()}), or set CHAT_MODEL to a local folder or to demo.")
+    fallback = Msg("doctor.hub.fallback")
     if hub_offline():
         return warned(
             "hub", Kind.CONNECTION,
-            f"{repo_id} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set, so it cannot be "
-            f"downloaded: {fallback}",
-            fix + " Or unset HF_HUB_OFFLINE where the network is allowed.",
+            Msg("doctor.hub.msg.2", repo_id=repo_id, fallback=fallback),
+            Msg("doctor.hub.fix_offline", repo_id=repo_id, cache=hub_cache_dir()),
         )
     if hub_reachable(repo_id, timeout):
-        return passed("hub", f"{repo_id} is reachable at {endpoint}; vLLM downloads it at start")
+        return passed("hub", Msg("doctor.hub.pass.2", repo_id=repo_id, endpoint=endpoint))
     return warned(
         "hub", Kind.CONNECTION,
-        f"{repo_id} is not in the local Hugging Face cache and {endpoint} did not answer for it within "
-        f"{timeout:.0f} s (no network, or a wrong or gated repo id): {fallback}",
-        fix + " Behind a slow link raise CHAT_HUB_PROBE_TIMEOUT; for gated repos set HF_TOKEN.",
+        Msg("doctor.hub.msg.1", repo_id=repo_id, endpoint=endpoint, timeout=f'{timeout:.0f}', fallback=fallback),
+        Msg("doctor.hub.fix_unreachable", repo_id=repo_id, cache=hub_cache_dir()),
     )
 
 
 def check_model_folder(config: PreflightConfig, folder: Path) -> Check:
     if folder.is_dir():
-        return passed("model_folder", f"{folder} exists")
+        return passed("model_folder", Msg("doctor.model_folder.pass.1", folder=folder))
     if folder.is_file() and folder.suffix == ".gguf":
-        return passed("model_folder", f"{folder} is a GGUF file (the folder checks do not apply)")
+        return passed("model_folder", Msg("doctor.model_folder.pass.2", folder=folder))
     if config.model == DEMO_NAME:
         return warned(
             "model_folder", Kind.STARTUP_FAILURE,
-            f"the demo model is not built yet ({folder}); the app builds it at start (about a minute)",
-            "Build it now: CHAT_MODEL=demo .venv/bin/python -m chainlit_app.models (or `make model`).",
+            Msg("doctor.model_folder.msg.2", folder=folder),
+            Msg("doctor.model_folder.fix.2"),
         )
-    what = "is a file, not a model folder" if folder.exists() else "does not exist"
+    what = Msg("doctor.model_folder.is_file") if folder.exists() else Msg("doctor.model_folder.missing")
     return failed(
-        "model_folder", Kind.STARTUP_FAILURE, f"model folder {folder} {what}",
-        "Set CHAT_MODEL (or --model) to a folder holding config.json, the weights and the tokenizer, "
-        "or to a Hugging Face repo id, or to `demo`.",
+        "model_folder", Kind.STARTUP_FAILURE, Msg("doctor.model_folder.msg.1", folder=folder, what=what),
+        Msg("doctor.model_folder.fix.1"),
     )
 
 
@@ -73,12 +69,18 @@ def check_config(folder: ModelFolder) -> Check:
     config, error = folder.config_read
     if config is None:
         return failed(
-            "config", Kind.STARTUP_FAILURE, f"config.json in {folder.path} is {error}",
-            f"Put the model's config.json into {folder.path} (copy it again from the model's repo).",
+            "config", Kind.STARTUP_FAILURE, Msg("doctor.config.msg.1", path=folder.path, error=error),
+            Msg("doctor.config.fix.1", path=folder.path),
         )
     archs = config.get("architectures") or []
-    return passed("config", f"config.json: {', '.join(map(str, archs)) or 'no architectures'} "
-                            f"(model_type {config.get('model_type', '?')})")
+    return passed(
+        "config",
+        Msg(
+            "doctor.config.pass.1",
+            archs=", ".join(map(str, archs)) or "no architectures",
+            model_type=config.get("model_type", "?"),
+        ),
+    )
 
 
 def check_architecture(config: dict[str, Any], facts: EngineFacts | None, extra_args: tuple[str, ...]) -> Check:
@@ -86,53 +88,52 @@ def check_architecture(config: dict[str, Any], facts: EngineFacts | None, extra_
     archs = [str(a) for a in config.get("architectures") or []]
     if not archs:
         return failed(
-            "architecture", Kind.STARTUP_FAILURE, "config.json has no `architectures` list",
-            'Add "architectures": ["<ModelClass>ForCausalLM"] to config.json (as in the model\'s repo).',
+            "architecture",
+            Kind.STARTUP_FAILURE,
+            Msg("doctor.architecture.msg.2"),
+            Msg("doctor.architecture.fix.1"),
         )
     if facts is None or not facts.archs:
         reason = (facts.error or facts.vllm_error) if facts else "the engine environment was not probed"
         return warned(
-            "architecture", Kind.STARTUP_FAILURE,
-            f"could not ask vLLM whether it supports {', '.join(archs)}: {reason}",
-            "Fix the engine environment first (see the vllm / engine_env checks), then run the doctor again.",
+            "architecture",
+            Kind.STARTUP_FAILURE,
+            Msg("doctor.architecture.msg.3", archs=", ".join(archs), reason=reason),
+            Msg("doctor.architecture.fix.2"),
         )
     version = f"vLLM {facts.vllm_version}"
     supported = [a for a in archs if a in facts.archs]
     if supported:
-        return passed("architecture", f"{', '.join(supported)} is supported by {version}")
+        return passed("architecture", Msg("doctor.architecture.pass.1", archs=", ".join(supported), version=version))
     in_transformers = [a for a in archs if a in facts.transformers_archs]
     if in_transformers:
         return warned(
-            "architecture", Kind.STARTUP_FAILURE,
-            f"{', '.join(archs)} is not implemented by {version}; it will try its Transformers backend, "
-            "which works only for models whose transformers code supports it",
-            "If start-up fails, use a model whose architecture vLLM implements, or upgrade the engine.",
+            "architecture",
+            Kind.STARTUP_FAILURE,
+            Msg("doctor.architecture.msg.4", archs=", ".join(archs), version=version),
+            Msg("doctor.architecture.fix.3"),
         )
     if config.get("auto_map") and not has_flag(extra_args, "--trust-remote-code"):
         return failed(
-            "architecture", Kind.STARTUP_FAILURE,
-            f"{', '.join(archs)} is custom code (config.json auto_map) and --trust-remote-code is not given",
-            "Add --trust-remote-code to CHAT_EXTRA_ARGS if you trust the model's code.",
+            "architecture",
+            Kind.STARTUP_FAILURE,
+            Msg("doctor.architecture.msg.5", archs=", ".join(archs)),
+            Msg("doctor.architecture.fix.4"),
         )
     if config.get("auto_map"):
         return warned(
-            "architecture", Kind.STARTUP_FAILURE,
-            f"{', '.join(archs)} is custom code: vLLM will try its Transformers backend with the model's code",
-            "If start-up fails, use a model whose architecture vLLM implements.",
+            "architecture",
+            Kind.STARTUP_FAILURE,
+            Msg("doctor.architecture.msg.6", archs=", ".join(archs)),
+            Msg("doctor.architecture.fix.5"),
         )
     close = difflib.get_close_matches(archs[0], sorted(facts.archs), n=1, cutoff=0.85)
-    if close:
-        fix = (
-            f'vLLM calls it {close[0]}: set "architectures": ["{close[0]}"] in config.json, or add '
-            f"--hf-overrides '{{\"architectures\": [\"{close[0]}\"]}}' to CHAT_EXTRA_ARGS "
-            "(Ernie4_5_ForCausalLM was renamed Ernie4_5ForCausalLM in mid-2025)."
-        )
-    else:
-        fix = ("Use a model whose architecture this vLLM implements, or upgrade the engine "
-               "(make engine after raising the vllm version in requirements/engine-*.txt).")
+    fix = Msg("doctor.architecture.fix_renamed", name=close[0]) if close else Msg("doctor.architecture.fix_unsupported")
     return failed(
-        "architecture", Kind.STARTUP_FAILURE,
-        f"Model architectures {archs} are not supported by {version} (nor by transformers)", fix,
+        "architecture",
+        Kind.STARTUP_FAILURE,
+        Msg("doctor.architecture.msg.1", archs=archs, version=version),
+        fix,
     )
 
 
@@ -141,21 +142,27 @@ def check_model_type(config: dict[str, Any], facts: EngineFacts | None, extra_ar
     model_type = config.get("model_type")
     if not model_type:
         return failed(
-            "model_type", Kind.STARTUP_FAILURE, "config.json has no `model_type`",
-            'Add the model\'s "model_type" (e.g. "llama", "ernie4_5") to config.json.',
+            "model_type",
+            Kind.STARTUP_FAILURE,
+            Msg("doctor.model_type.msg.2"),
+            Msg("doctor.model_type.fix.2"),
         )
     if facts is None or not facts.model_types:
-        return passed("model_type", f"model_type {model_type} (not verified: no engine facts)")
+        return passed("model_type", Msg("doctor.model_type.pass.1", model_type=model_type))
     if model_type in facts.model_types:
-        return passed("model_type", f"model_type {model_type} is known to transformers {facts.transformers_version}")
+        return passed(
+            "model_type",
+            Msg("doctor.model_type.pass.2", model_type=model_type, transformers_version=facts.transformers_version),
+        )
     if config.get("auto_map") and has_flag(extra_args, "--trust-remote-code"):
-        return passed("model_type", f"model_type {model_type} comes with the model's own code (auto_map)")
+        return passed("model_type", Msg("doctor.model_type.pass.3", model_type=model_type))
     return failed(
-        "model_type", Kind.STARTUP_FAILURE,
-        f"model_type {model_type!r} is unknown to transformers {facts.transformers_version} in the engine environment",
-        "Fix model_type in config.json, or upgrade transformers in the engine environment; for custom code "
-        "add --trust-remote-code to CHAT_EXTRA_ARGS.",
+        "model_type",
+        Kind.STARTUP_FAILURE,
+        Msg("doctor.model_type.msg.1", model_type=f"{model_type!r}", transformers_version=facts.transformers_version),
+        Msg("doctor.model_type.fix.1"),
     )
+
 
 # ------------------------------------------------------------------------------------------------
 # Registration: report order, and what each check needs from the context
@@ -167,8 +174,12 @@ def _hub(ctx: Context) -> Check:
     return check_hub(ctx.cfg.hub_id or "", ctx.cfg.hub_probe_timeout)
 
 
-@MODEL_CHECKS.register("model_folder", needs=("model_path",), provides=("folder",),
-                       provided_when=lambda ctx, check: check.status == "pass" and ctx.path.is_dir())
+@MODEL_CHECKS.register(
+    "model_folder",
+    needs=("model_path",),
+    provides=("folder",),
+    provided_when=lambda ctx, check: check.status == "pass" and ctx.path.is_dir(),
+)
 def _model_folder(ctx: Context) -> Check:
     """A GGUF file passes, but provides no folder for the checks below to read."""
     return check_model_folder(ctx.cfg, ctx.path)

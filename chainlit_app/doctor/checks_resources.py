@@ -14,6 +14,7 @@ from pathlib import Path
 import psutil
 
 from chainlit_app.diagnostics.taxonomy import Kind
+from chainlit_app.i18n import Msg
 
 from .check import Check, PreflightConfig, failed, passed, warned
 from .context import Context, spawning, spawning_on_a_seen_gpu, spawning_on_cpu
@@ -38,12 +39,12 @@ def _port_owner(port: int) -> str:
 def check_port(cfg: PreflightConfig) -> Check:
     """Bind like uvicorn does (SO_REUSEADDR): only a listening socket makes the server exit."""
     if cfg.port == 0:
-        return passed("port", "CHAT_PORT=0: a free port is picked at spawn")
+        return passed("port", Msg("doctor.port.pass.2"))
     try:
         infos = socket.getaddrinfo(cfg.host, cfg.port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        return failed("port", Kind.PORT_IN_USE, f"CHAT_HOST={cfg.host} does not resolve: {exc.strerror}",
-                      "Set CHAT_HOST to 127.0.0.1 (or an address of this machine).")
+        return failed("port", Kind.PORT_IN_USE, Msg("doctor.port.msg.1", host=cfg.host, strerror=exc.strerror),
+                      Msg("doctor.port.fix.1"))
     family, _, _, _, address = infos[0]
     try:
         with socket.socket(family, socket.SOCK_STREAM) as sock:
@@ -51,80 +52,122 @@ def check_port(cfg: PreflightConfig) -> Check:
             sock.bind(address)
     except OSError as exc:
         return failed(
-            "port", Kind.PORT_IN_USE,
-            f"{cfg.host}:{cfg.port} cannot be bound: {exc.strerror or exc} (taken{_port_owner(cfg.port)})",
-            "Set CHAT_PORT to another port, or CHAT_PORT=0 to pick a free one, or stop the process using it.",
+            "port",
+            Kind.PORT_IN_USE,
+            Msg(
+                "doctor.port.msg.2",
+                host=cfg.host,
+                port=cfg.port,
+                error=exc.strerror or exc,
+                owner=_port_owner(cfg.port),
+            ),
+            Msg("doctor.port.fix.2"),
         )
-    return passed("port", f"{cfg.host}:{cfg.port} is free")
+    return passed("port", Msg("doctor.port.pass.1", host=cfg.host, port=cfg.port))
 
 
 def check_ram(need: MemoryNeed, available: int, cfg: PreflightConfig) -> Check:
-    weights = f"weights {need.weights / GIB:.2f} GiB ({need.note})" if need.weights else "weights not known yet"
-    parts = (f"{weights} + KV cache {need.kv / GIB:.2f} GiB (CHAT_KV_CACHE_GIB) + about "
-             f"{need.overhead / GIB:.1f} GiB vLLM processes")
+    weights = Msg("doctor.ram.weights", gib=f"{need.weights / GIB:.2f}", note=need.note) if need.weights else (
+        Msg("doctor.ram.weights_unknown"))
+    parts = Msg("doctor.ram.parts_cpu", weights=weights, kv_gib=f"{need.kv / GIB:.2f}",
+                overhead_gib=f"{need.overhead / GIB:.1f}")
     if cfg.on_gpu:
-        parts = (f"weights {need.weights / GIB:.2f} GiB while loading + about {need.overhead / GIB:.1f} GiB "
-                 "vLLM processes")
-    message = f"needs about {need.total / GIB:.1f} GiB RAM ({parts}); {available / GIB:.1f} GiB available"
-    fix = ("Free memory (stop other vLLM servers), lower CHAT_KV_CACHE_GIB, keep CHAT_DTYPE=auto/float32 only "
-           "for small models (bfloat16 halves the weights on CPUs with AVX512-BF16), or serve a smaller model.")
+        parts = Msg("doctor.ram.parts_gpu", weights_gib=f"{need.weights / GIB:.2f}",
+                    overhead_gib=f"{need.overhead / GIB:.1f}")
+    message = Msg("doctor.ram.pass", total_gib=f"{need.total / GIB:.1f}", parts=parts,
+                  available_gib=f"{available / GIB:.1f}")
+    fix = Msg("doctor.ram.fix")
     # Block only when the weights and the KV cache alone cannot fit: the process overhead is an estimate
     # and "available" moves with whatever else runs, so a tight fit is a warning, not a refusal.
     if need.weights + need.kv > available:
-        return failed("ram", Kind.OUT_OF_MEMORY, message + ": the server would be OOM-killed or refuse to start", fix)
+        return failed("ram", Kind.OUT_OF_MEMORY, Msg("doctor.ram.too_little", message=message), fix)
     if need.total > 0.9 * available:
-        return warned("ram", Kind.OUT_OF_MEMORY, message + ": little headroom; it may be OOM-killed", fix)
+        return warned("ram", Kind.OUT_OF_MEMORY, Msg("doctor.ram.tight", message=message), fix)
     return passed("ram", message)
 
 
 def check_kv_cache(dims: Dims | None, cfg: PreflightConfig) -> Check:
     """CPU: VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB) must hold one sequence of CHAT_MAX_MODEL_LEN tokens."""
     if dims is None:
-        return passed("kv_cache", "not computed (config lacks the shape numbers)")
+        return passed("kv_cache", Msg("doctor.kv_cache.pass.2"))
     width = TORCH_DTYPE_BYTES.get(cfg.serve_dtype.lower(), 2)
     per_token = dims.kv_bytes_per_token(width)
     space = cfg.kv_cache_gib * GIB
     capacity = space // per_token
-    formula = (f"{per_token / 1024:.1f} KiB/token = {dims.layers} layers x 2 x {dims.kv_heads} kv heads x "
-               f"{dims.head_dim} head_dim x {width} bytes")
+    formula = (
+        f"{per_token / 1024:.1f} KiB/token = {dims.layers} layers x 2 x {dims.kv_heads} kv heads x "
+        f"{dims.head_dim} head_dim x {width} bytes"
+    )
     if capacity < cfg.max_model_len:
         need_gib = math.ceil(cfg.max_model_len * per_token / GIB)
         return failed(
-            "kv_cache", Kind.OUT_OF_MEMORY,
-            f"the KV cache of {cfg.kv_cache_gib} GiB holds {capacity:,} tokens ({formula}), fewer than "
-            f"CHAT_MAX_MODEL_LEN={cfg.max_model_len}: vLLM refuses to start",
-            f"Raise CHAT_KV_CACHE_GIB to {need_gib} or lower CHAT_MAX_MODEL_LEN to {capacity}.",
+            "kv_cache",
+            Kind.OUT_OF_MEMORY,
+            Msg(
+                "doctor.kv_cache.msg.1",
+                kv_cache_gib=cfg.kv_cache_gib,
+                capacity=f"{capacity:,}",
+                formula=formula,
+                max_model_len=cfg.max_model_len,
+            ),
+            Msg("doctor.kv_cache.fix.1", gib=need_gib, capacity=capacity),
         )
-    return passed("kv_cache", f"{cfg.kv_cache_gib} GiB KV cache holds {capacity:,} tokens ({formula}), "
-                              f"{capacity // cfg.max_model_len} full-length chats at once")
+    return passed(
+        "kv_cache",
+        Msg(
+            "doctor.kv_cache.pass.1",
+            kv_cache_gib=cfg.kv_cache_gib,
+            capacity=f"{capacity:,}",
+            formula=formula,
+            chats=capacity // cfg.max_model_len,
+        ),
+    )
 
 
-def check_gpu_memory(gpu: tuple[int, int], weight_bytes: int | None, dims: Dims | None,
-                     cfg: PreflightConfig) -> Check:
+def check_gpu_memory(gpu: tuple[int, int], weight_bytes: int | None, dims: Dims | None, cfg: PreflightConfig) -> Check:
     """vLLM takes gpu_memory_utilization x total; it refuses when less than that is free."""
     total, free = gpu[0] * MIB, gpu[1] * MIB
     budget = int(total * cfg.gpu_memory_utilization)
     if free < budget:
         return failed(
-            "gpu_memory", Kind.OUT_OF_MEMORY,
-            f"GPU 0 has {free / GIB:.1f} GiB free of {total / GIB:.1f} GiB; CHAT_GPU_MEMORY_UTILIZATION="
-            f"{cfg.gpu_memory_utilization} asks for {budget / GIB:.1f} GiB: vLLM refuses to start",
-            f"Lower CHAT_GPU_MEMORY_UTILIZATION to {math.floor(free / total * 100) / 100:.2f} or less, "
-            "or free the GPU.",
+            "gpu_memory",
+            Kind.OUT_OF_MEMORY,
+            Msg(
+                "doctor.gpu_memory.msg.1",
+                free_gib=f"{free / GIB:.1f}",
+                total_gib=f"{total / GIB:.1f}",
+                gpu_memory_utilization=cfg.gpu_memory_utilization,
+                budget_gib=f"{budget / GIB:.1f}",
+            ),
+            Msg("doctor.gpu_memory.fix.1", share=f"{math.floor(free / total * 100) / 100:.2f}"),
         )
     kv_space = budget - (weight_bytes or 0)
     if dims is not None:
         per_token = dims.kv_bytes_per_token(2)
         if kv_space < per_token * cfg.max_model_len:
             return failed(
-                "gpu_memory", Kind.OUT_OF_MEMORY,
-                f"{budget / GIB:.1f} GiB budget minus {(weight_bytes or 0) / GIB:.1f} GiB weights leaves "
-                f"{max(kv_space, 0) / GIB:.2f} GiB KV cache, less than CHAT_MAX_MODEL_LEN={cfg.max_model_len} tokens "
-                f"at {per_token / 1024:.1f} KiB/token",
-                "Raise CHAT_GPU_MEMORY_UTILIZATION, lower CHAT_MAX_MODEL_LEN, or use a GPU with more memory.",
+                "gpu_memory",
+                Kind.OUT_OF_MEMORY,
+                Msg(
+                    "doctor.gpu_memory.msg.2",
+                    budget_gib=f"{budget / GIB:.1f}",
+                    weights_gib=f"{(weight_bytes or 0) / GIB:.1f}",
+                    kv_gib=f"{max(kv_space, 0) / GIB:.2f}",
+                    max_model_len=cfg.max_model_len,
+                    kib_per_token=f"{per_token / 1024:.1f}",
+                ),
+                Msg("doctor.gpu_memory.fix.2"),
             )
-    return passed("gpu_memory", f"GPU 0: {free / GIB:.1f} GiB free of {total / GIB:.1f} GiB, budget "
-                                f"{budget / GIB:.1f} GiB at CHAT_GPU_MEMORY_UTILIZATION={cfg.gpu_memory_utilization}")
+    return passed(
+        "gpu_memory",
+        Msg(
+            "doctor.gpu_memory.pass.1",
+            free_gib=f"{free / GIB:.1f}",
+            total_gib=f"{total / GIB:.1f}",
+            budget_gib=f"{budget / GIB:.1f}",
+            gpu_memory_utilization=cfg.gpu_memory_utilization,
+        ),
+    )
 
 
 def existing_parent(path: Path) -> Path:
@@ -137,11 +180,13 @@ def check_disk(data_dir: Path, free: int) -> Check:
     """vLLM and torch compile caches live under the data dir; a full disk breaks start-up oddly."""
     if free < DISK_MIN_FREE:
         return warned(
-            "disk", Kind.OUT_OF_MEMORY,
-            f"only {free / GIB:.2f} GiB free under {data_dir} (caches for vLLM and torch.compile go there)",
-            "Free disk space, or set CHAT_DATA_DIR to a folder on a disk with a few GiB free.",
+            "disk",
+            Kind.OUT_OF_MEMORY,
+            Msg("doctor.disk.msg.1", free_gib=f"{free / GIB:.2f}", data_dir=data_dir),
+            Msg("doctor.disk.fix.1"),
         )
-    return passed("disk", f"{free / GIB:.1f} GiB free under {data_dir}")
+    return passed("disk", Msg("doctor.disk.pass.1", free_gib=f"{free / GIB:.1f}", data_dir=data_dir))
+
 
 # ------------------------------------------------------------------------------------------------
 # Registration: report order, and what each check needs from the context

@@ -36,6 +36,7 @@ class LaunchSpec:
     # Set by remedies (chainlit_app/remedies): a template file shipped with the app, and the one unsafe flag.
     chat_template: str = ""
     trust_remote_code: bool = False
+    generation_config: str = ""  # "vllm": vLLM's sampling defaults instead of the model's generation_config.json
     cache_dir: Path | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
     env_pass: tuple[str, ...] = ()  # more variable names the server may see (CHAT_ENGINE_ENV)
@@ -124,6 +125,8 @@ def build_argv(python: Path | str, spec: LaunchSpec) -> list[str]:
         argv += ["--chat-template", spec.chat_template]
     if spec.trust_remote_code:
         argv.append("--trust-remote-code")
+    if spec.generation_config:
+        argv += ["--generation-config", spec.generation_config]
     argv += list(spec.extra_args)
     return argv
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
@@ -113,11 +114,14 @@ class EngineClient:
             return None
         return parse_metrics(response.text)
 
-    async def chat_one_token(self, model: str, prompt: str = "Say OK.") -> str:
+    async def chat_one_token(self, model: str, prompt: str = "Say OK.", max_tokens: int = 1,
+                             extra: dict[str, Any] | None = None) -> str:
         """One chat completion of one token: the cheapest proof that the server answers a chat (a /health of
-        200 says only that the HTTP server runs). Raises httpx.HTTPError (status errors included)."""
+        200 says only that the HTTP server runs). `extra`: more request fields (a remedy's sampling setting).
+        Raises httpx.HTTPError (status errors included)."""
         response = await self._client.post("/v1/chat/completions", json={
-            "model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 1, "temperature": 0,
+            "model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens,
+            "temperature": 0, **(extra or {}),
         })
         response.raise_for_status()
         choice = response.json()["choices"][0]

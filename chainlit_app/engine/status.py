@@ -22,6 +22,9 @@ class EngineState(StrEnum):
     STOPPING = "stopping"
     STOPPED = "stopped"
     ATTACHED = "attached"
+    # Shown only (panel, /healthz), never the supervisor's own state: ready or attached, but the idle
+    # one-token probe's completion fails while /health answers.
+    DEGRADED = "degraded"
 
 
 @dataclass

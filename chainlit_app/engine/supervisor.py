@@ -21,6 +21,7 @@ from chainlit_app.engine.http import EngineClient
 from chainlit_app.engine.logfiles import latest_progress, launch_banner, read_tail, rotate
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
+from chainlit_app.i18n import Msg
 from chainlit_app.private_files import open_private
 
 log = logging.getLogger(__name__)
@@ -176,12 +177,12 @@ class Supervisor:
                     await self._launch_once()
         except RetryError as exc:
             last = exc.last_attempt.exception()
-            message = str(last) if last else "vLLM did not start"
+            message = str(last) if last else Msg("engine.did_not_start")
             tries = exc.last_attempt.attempt_number
             log.error("vLLM gave up after %d failed start(s): %s", tries, message)
             self._set(
                 state=EngineState.FAILED,
-                error=f"{message} (gave up after {tries} failed start(s); see {self.config.log_file})",
+                error=Msg("engine.gave_up", message=message, tries=tries, log=self.config.log_file),
                 pid=None,
             )
             raise last if isinstance(last, EngineStartError) else EngineStartError(message, [], None) from exc
@@ -236,7 +237,7 @@ class Supervisor:
             pid=None,
             started_at=started,
             ready_at=None,
-            progress="launching vLLM",
+            progress=Msg("progress.launching"),
             error=None,
             launches=self.status.launches + 1,
         )
@@ -264,7 +265,7 @@ class Supervisor:
                 if await server.health() and self._process.alive():
                     now = time.time()
                     self._set(state=EngineState.READY, ready_at=now, startup_seconds=round(now - started, 1),
-                              progress="ready", error=None)
+                              progress=Msg("progress.ready"), error=None)
                     self._ready.set()
                     log.info("vLLM ready on port %s after %.1f s", self.spec.port, now - started)
                     return

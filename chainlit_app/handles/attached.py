@@ -12,9 +12,11 @@ from pathlib import Path
 from chainlit_app.attach import check_server
 from chainlit_app.diagnostics import FindingsStore
 from chainlit_app.engine.http import normalise_base_url
+from chainlit_app.engine.launch_records import LaunchRecords
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.handles.base import StatusListener, wait_until_ready
+from chainlit_app.i18n import Msg
 from chainlit_app.models import ResolvedModel
 from chainlit_app.monitor import Endpoint
 from chainlit_app.settings import Settings
@@ -28,13 +30,14 @@ class AttachedEngine:
 
     process_control = False
     process: GroupProcess | None = None  # not ours
+    launches: LaunchRecords | None = None  # nor its launches
 
     def __init__(self, settings: Settings, store: FindingsStore):
         self.settings = settings
         self.store = store
         self.resolved: ResolvedModel | None = None
         self._attached_status = EngineStatus(state=EngineState.IDLE)
-        self._prepare_status = EngineStatus(state=EngineState.PREPARING, progress="resolving the model")
+        self._prepare_status = EngineStatus(state=EngineState.PREPARING, progress=Msg("progress.resolving"))
         self._listeners: list[StatusListener] = []
         self._recheck: asyncio.Task[None] | None = None
         self._checking = False  # a check loop runs (start-up's or a recheck's)
@@ -53,7 +56,9 @@ class AttachedEngine:
 
     @property
     def endpoint(self) -> Endpoint | None:
-        return Endpoint(self.base_url, self.api_key) if self.settings.engine.vllm_url else None
+        if not self.settings.engine.vllm_url:
+            return None
+        return Endpoint(self.base_url, self.api_key, self.resolved.served_name if self.resolved else "")
 
     @property
     def log_file(self) -> Path | None:
@@ -65,6 +70,13 @@ class AttachedEngine:
 
     def is_ready(self) -> bool:
         return self._attached_status.state == EngineState.ATTACHED
+
+    def context_length(self) -> int:
+        return self.settings.engine.max_model_len
+
+    def repetition_penalty(self) -> float:
+        """CHAT_REPETITION_PENALTY, else vLLM's own 1.0: a server we attach to keeps its own defaults."""
+        return self.settings.chat.repetition_penalty or 1.0
 
     def add_listener(self, listener: StatusListener) -> None:
         self._listeners.append(listener)
@@ -83,7 +95,7 @@ class AttachedEngine:
             if not self.settings.engine.vllm_url:
                 raise RuntimeError("CHAT_MODE=attach needs CHAT_VLLM_URL (for example http://127.0.0.1:8000/v1)")
             self._prepare_status = replace(self._prepare_status, state=EngineState.STARTING,
-                                           progress=f"connecting to {self.base_url}")
+                                           progress=Msg("progress.connecting", url=self.base_url))
             while not await self._check_once():
                 await asyncio.sleep(RECHECK_SECONDS)
         except Exception as exc:
@@ -99,7 +111,7 @@ class AttachedEngine:
             return await self.recheck()
         except Exception as exc:
             log.warning("check of the attached server failed: %s: %s", type(exc).__name__, exc)
-            error = f"unexpected answer from {self.base_url}: {type(exc).__name__}: {exc}"
+            error = Msg("engine.attach_unexpected", url=self.base_url, error=f"{type(exc).__name__}: {exc}")
             self._prepare_status = replace(self._prepare_status, state=EngineState.STARTING, error=error)
             return False
 
@@ -110,13 +122,14 @@ class AttachedEngine:
         self.store.add_all(result.findings)
         if not result.ok or result.chosen is None:
             problem = result.findings[0] if result.findings else None
-            error = f"{problem.text} (fix: {problem.hint})" if problem else "the server is not usable"
+            error = Msg("engine.attach_problem", text=problem.text, fix=problem.hint) if problem else Msg(
+                "engine.attach_not_usable")
             self._prepare_status = replace(self._prepare_status, state=EngineState.STARTING, error=error,
-                                           progress=f"waiting for a usable vLLM server at {self.base_url}")
+                                           progress=Msg("progress.waiting_usable", url=self.base_url))
             self._set(replace(self._attached_status, state=EngineState.CRASHED, error=error))
             return False
         if self._attached_status.state != EngineState.ATTACHED:
-            self.store.resolve_all("attached server answers again")
+            self.store.resolve_all(Msg("resolved.attached_again"))
         self.resolved = ResolvedModel("attach", result.chosen, result.chosen, result.notice)
         self._set(EngineStatus(
             state=EngineState.ATTACHED, model=result.chosen, served_model_name=result.chosen,

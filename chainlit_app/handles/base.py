@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
+from chainlit_app.engine.launch_records import LaunchRecords
 from chainlit_app.engine.process import GroupProcess
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.models import ResolvedModel
@@ -22,6 +23,8 @@ class EngineHandle(Protocol):
     resolved: ResolvedModel | None
     # Whether this app owns the process (can restart and stop it; the panel offers process actions).
     process_control: bool
+    # Records of the launches of a server we own (None when we own none: attach mode).
+    launches: LaunchRecords | None
 
     @property
     def status(self) -> EngineStatus: ...
@@ -49,6 +52,12 @@ class EngineHandle(Protocol):
         """The address of a server we wait for but do not start (people waiting are told where)."""
 
     def is_ready(self) -> bool: ...
+
+    def context_length(self) -> int:
+        """The max_model_len requests must fit (a remedy may have changed the configured one)."""
+
+    def repetition_penalty(self) -> float:
+        """The repetition_penalty the chat sends by default (a remedy may have set it)."""
 
     def add_listener(self, listener: StatusListener) -> None:
         """Called with every new status (the monitor turns crashes into findings)."""

@@ -6,9 +6,21 @@ the data folder, `verify.py` proves a launch answers. Applying (write, restart, 
 handle (handles/spawned.py). No Chainlit here.
 """
 
-from .overrides import Override, OverridesStore
+from .overrides import REQUEST_FIELDS, Override, OverridesStore
 from .table import BY_ID, REMEDIES, Proposal, Remedy, RemedyContext, finding_from_entry, remedies_for
 from .verify import RemedyResult, verify_completion
 
-__all__ = ["BY_ID", "REMEDIES", "Override", "OverridesStore", "Proposal", "Remedy", "RemedyContext",
-           "RemedyResult", "finding_from_entry", "remedies_for", "verify_completion"]
+__all__ = [
+           "BY_ID",
+           "REMEDIES",
+           "REQUEST_FIELDS",
+           "Override",
+           "OverridesStore",
+           "Proposal",
+           "Remedy",
+           "RemedyContext",
+           "RemedyResult",
+           "finding_from_entry",
+           "remedies_for",
+           "verify_completion",
+]

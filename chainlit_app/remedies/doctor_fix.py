@@ -32,7 +32,8 @@ def plan_fixes(settings: Settings, config: PreflightConfig, checks: list[Check],
     model_dir = config.model_dir or (hub_snapshot(config.hub_id) if config.hub_id else None)
     resolved = ResolvedModel("doctor", str(model_dir or config.hub_id), settings.model.served_name or "")
     spec = LaunchSpec.from_settings(settings, resolved, store.launch_overrides(), gpu_present=config.gpu_present)
-    ctx = RemedyContext(spec, Path(model_dir) if model_dir else None, psutil.virtual_memory().available)
+    ctx = RemedyContext(spec, Path(model_dir) if model_dir else None, psutil.virtual_memory().available,
+                        data_dir=settings.storage.data_dir)
     plan = FixPlan()
     for check in checks:
         finding = check.to_finding()

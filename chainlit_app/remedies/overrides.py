@@ -41,7 +41,11 @@ OVERRIDABLE: dict[str, tuple[type, ...]] = {
     "chat_template": (str,),
     "dtype": (str,),
     "trust_remote_code": (bool,),
+    "generation_config": (str,),
+    "repetition_penalty": (float, int),
 }
+# Settings the chat sends with each request rather than launch settings: applied without a restart.
+REQUEST_FIELDS = frozenset({"repetition_penalty"})
 
 
 class CorruptOverrides(ValueError):
@@ -58,6 +62,7 @@ class Override:
     finding_text: str
     at: float
     previous: Any
+    auto: bool = False  # applied by the automatic mode (CHAT_AUTO_REMEDY=safe), not by an admin's click
 
     @classmethod
     def from_json(cls, item: Any) -> Override:
@@ -95,6 +100,14 @@ class OverridesStore:
 
     def launch_overrides(self) -> dict[str, Any]:
         """Field -> value, as LaunchSpec.from_settings takes them."""
+        return {e.field: e.value for e in self.entries() if e.field not in REQUEST_FIELDS}
+
+    def request_overrides(self) -> dict[str, Any]:
+        """Field -> value of the settings the chat's requests carry (repetition_penalty)."""
+        return {e.field: e.value for e in self.entries() if e.field in REQUEST_FIELDS}
+
+    def values(self) -> dict[str, Any]:
+        """Every overridden setting, launch and request alike."""
         return {e.field: e.value for e in self.entries()}
 
     def to_json(self) -> dict[str, Any]:
@@ -102,18 +115,20 @@ class OverridesStore:
         return {"overrides": [asdict(e) for e in self.entries()], "problem": self.problem}
 
     # -- writing ---------------------------------------------------------------------------------------------
-    def add(self, proposal: Proposal) -> list[Override]:
+    def add(self, proposal: Proposal, auto: bool = False) -> list[Override]:
         """Record a remedy's new values; returns the entries written."""
         now = self._clock()
         for name, value in proposal.overrides.items():
-            Override.from_json(self._entry(name, value, proposal, None, now))  # refuse what cannot load back
+            Override.from_json(self._entry(name, value, proposal, None, now, auto))  # refuse what cannot load back
+        for path, text in proposal.files.items():  # what the override points at exists before it is written
+            self._write(Path(path), text)
         with self._lock:
             current = {e.field: e for e in self._load()}
             written = []
             for name, value in proposal.overrides.items():
                 earlier = current.get(name)
                 previous = earlier.previous if earlier is not None else proposal.previous.get(name)
-                entry = Override(**self._entry(name, value, proposal, previous, now))
+                entry = Override(**self._entry(name, value, proposal, previous, now, auto))
                 current[name] = entry
                 written.append(entry)
             self._save(list(current.values()))
@@ -129,11 +144,12 @@ class OverridesStore:
             return removed
 
     @staticmethod
-    def _entry(name: str, value: Any, proposal: Proposal, previous: Any, now: float) -> dict[str, Any]:
+    def _entry(name: str, value: Any, proposal: Proposal, previous: Any, now: float,
+               auto: bool = False) -> dict[str, Any]:
         finding = proposal.finding
         return {"field": name, "value": value, "remedy": proposal.remedy.id, "finding_kind": finding.kind,
                 "finding_line": finding.line, "finding_text": finding.text, "at": now,
-                "previous": previous}
+                "previous": previous, "auto": auto}
 
     # -- the file --------------------------------------------------------------------------------------------
     def _load(self) -> list[Override]:
@@ -160,11 +176,16 @@ class OverridesStore:
         log.error("%s", self.problem)
 
     def _save(self, entries: list[Override]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         payload = json.dumps({"version": VERSION, "overrides": [asdict(e) for e in entries]}, indent=1)
+        self._write(self.path, payload + "\n")
+
+    @staticmethod
+    def _write(path: Path, text: str) -> None:
+        """A whole new owner-only file renamed into place."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(payload + "\n")
+            fh.write(text)
         os.chmod(tmp, 0o600)  # O_CREAT's mode is masked by the umask, and an old tmp keeps its mode
-        os.replace(tmp, self.path)
+        os.replace(tmp, path)

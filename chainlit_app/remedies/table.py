@@ -9,6 +9,7 @@ without a click (issue 13's automatic mode); an unsafe one needs a confirmation 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import socket
@@ -21,6 +22,7 @@ from chainlit_app.diagnostics.findings import Finding
 from chainlit_app.doctor.model_folder import ModelFolder
 from chainlit_app.engine.command import LaunchSpec, effective_dtype
 from chainlit_app.engine.supervisor import free_port
+from chainlit_app.i18n import Msg, localize
 
 from .figures import gpu_free_fraction, kv_fit
 from .templates import pick_template
@@ -37,12 +39,19 @@ class RemedyContext:
     model_dir: Path | None = None
     available_ram: int | None = None  # bytes; None: unknown (the remedies that need it do not apply)
     pick_port: Callable[[str], int] = free_port
+    repetition_penalty: float = 1.0  # what the chat's requests send now (a request setting, not a launch one)
+    data_dir: Path | None = None  # where a remedy's own files go (a corrected generation config)
+
+    def current(self, name: str) -> Any:
+        """The value a remedy would replace: a launch setting, or one the chat's requests carry."""
+        return getattr(self.spec, name) if hasattr(self.spec, name) else getattr(self, name)
 
 
 @dataclass(frozen=True)
 class Change:
     overrides: dict[str, Any]
     reason: str  # the figure the values come from, in one sentence
+    files: dict[str, str] = field(default_factory=dict)  # path -> text the override needs (written on apply)
 
 
 Compute = Callable[[Finding, RemedyContext], Change | None]
@@ -70,11 +79,13 @@ class Proposal:
     previous: dict[str, Any]
     reason: str
     extra: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # written by OverridesStore.add before the override
 
     def to_json(self) -> dict[str, Any]:
         r = self.remedy
-        return {"id": r.id, "kind": r.kind, "changes": r.changes, "why": r.why, "undo": r.undo, "safe": r.safe,
-                "risk": r.risk, "overrides": self.overrides, "previous": self.previous, "reason": self.reason,
+        return {"id": r.id, "kind": r.kind, "changes": r.changes, "why": localize(r.why), "undo": localize(r.undo),
+                "safe": r.safe, "risk": localize(r.risk), "overrides": self.overrides, "previous": self.previous,
+                "reason": self.reason,
                 "finding": {"kind": self.finding.kind, "line": self.finding.line, "text": self.finding.text}}
 
 
@@ -164,6 +175,57 @@ def float32_on_cpu(finding: Finding, ctx: RemedyContext) -> Change | None:
     return Change({"dtype": "float32"}, f"--dtype {served} on a CPU gave garbled output")
 
 
+PENALTY_FIRST = 1.1  # the issue's measurement: the demo model's worst loop went from 0.13 to 0.7 distinct words
+PENALTY_STEP = 0.1
+PENALTY_MAX = 1.3  # beyond this, penalised common words make answers odd; the loop is then the model's
+
+
+def repetition_penalty(finding: Finding, ctx: RemedyContext) -> Change | None:
+    """A looping answer: penalise repeated tokens (vLLM's repetition_penalty, sent with each chat request);
+    1.1 first, then a step more while below PENALTY_MAX."""
+    current = ctx.repetition_penalty
+    new = PENALTY_FIRST if current < PENALTY_FIRST else round(current + PENALTY_STEP, 2)
+    if new > PENALTY_MAX:
+        return None
+    return Change({"repetition_penalty": new}, f"the answer looped at repetition_penalty {current:g}")
+
+
+_FIRST_TOKEN_STOP = re.compile(r"completion_tokens=([01])\b")
+
+
+def default_generation_config(finding: Finding, ctx: RemedyContext) -> Change | None:
+    """An answer that ended at its first token, from a model whose generation_config.json names stop ids
+    besides the tokenizer's EOS (vLLM adds them to every request's stop ids, also under `--generation-config
+    vllm`, which drops only the sampling defaults): serve with a copy of the file in the data folder whose
+    eos_token_id is the tokenizer's EOS and config.json's, passed as `--generation-config FOLDER`."""
+    if ctx.model_dir is None or ctx.data_dir is None or ctx.spec.generation_config \
+            or not _FIRST_TOKEN_STOP.search(finding.text):
+        return None
+    folder = ModelFolder(ctx.model_dir)
+    generation = folder.generation_config
+    token = folder.tokenizer_config.get("eos_token")
+    own = folder.token_id(str(token.get("content") if isinstance(token, dict) else token or ""))
+    config_eos = (folder.config or {}).get("eos_token_id")
+    keep = sorted({i for i in (own, *_ids(config_eos)) if i is not None})
+    extra = sorted(set(_ids(generation.get("eos_token_id"))) - set(keep))
+    if not extra or not keep:
+        return None
+    target = ctx.data_dir / "generation-config" / ctx.model_dir.name
+    corrected = {**generation, "eos_token_id": keep if len(keep) > 1 else keep[0]}
+    shown = ", ".join(map(str, extra[:5])) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+    return Change({"generation_config": str(target)},
+                  f"generation_config.json stops on {len(extra)} token id(s) besides the tokenizer's EOS {own}: "
+                  f"{shown}; the answer ended at its first token. The copy stops on {keep} only",
+                  files={str(target / "generation_config.json"): json.dumps(corrected, indent=1) + "\n"})
+
+
+def _ids(value: object) -> list[int]:
+    """eos_token_id as JSON has it: one id or a list."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    return [v for v in value if isinstance(v, int) and not isinstance(v, bool)] if isinstance(value, list) else []
+
+
 _REMOTE_CODE = re.compile(r"trust.remote.code|auto_map", re.IGNORECASE)
 
 
@@ -176,31 +238,41 @@ def trust_remote_code(finding: Finding, ctx: RemedyContext) -> Change | None:
 
 REMEDIES: tuple[Remedy, ...] = (
     Remedy("fit_max_model_len", "out_of_memory", "--max-model-len",
-           "The KV cache cannot hold one sequence of the configured length; the largest length that fits starts.",
-           "Remove the override: --max-model-len returns to CHAT_MAX_MODEL_LEN.", True, fit_max_model_len),
+           Msg("remedy.fit_max_model_len.why"),
+           Msg("remedy.fit_max_model_len.undo"), True, fit_max_model_len),
     Remedy("more_kv_cache", "out_of_memory", "VLLM_CPU_KVCACHE_SPACE (CHAT_KV_CACHE_GIB)",
-           "The KV cache is too small for the configured length and this machine has the RAM for a larger one.",
-           "Remove the override: the KV cache returns to CHAT_KV_CACHE_GIB.", False, more_kv_cache,
-           risk="The server takes that much more RAM, which other programs on this machine then lack."),
+           Msg("remedy.more_kv_cache.why"),
+           Msg("remedy.more_kv_cache.undo"), False, more_kv_cache,
+           risk=Msg("remedy.more_kv_cache.risk")),
     Remedy("lower_gpu_memory_utilization", "out_of_memory", "--gpu-memory-utilization",
-           "Less GPU memory is free than vLLM is asked to take; asking for what is free lets it start.",
-           "Remove the override: the fraction returns to CHAT_GPU_MEMORY_UTILIZATION.", True, lower_gpu_utilization),
+           Msg("remedy.lower_gpu_memory_utilization.why"),
+           Msg("remedy.lower_gpu_memory_utilization.undo"), True, lower_gpu_utilization),
     Remedy("free_port", "port_in_use", "--port",
-           "Another process listens on the configured port; vLLM starts on one that is free.",
-           "Remove the override: the port returns to CHAT_PORT.", True, other_port),
+           Msg("remedy.free_port.why"),
+           Msg("remedy.free_port.undo"), True, other_port),
     Remedy("shipped_chat_template", "chat_template", "--chat-template",
-           "The model has no chat template, so vLLM refuses every chat; the family's template lets it answer.",
-           "Remove the override: no --chat-template is passed.", True, shipped_template),
+           Msg("remedy.shipped_chat_template.why"),
+           Msg("remedy.shipped_chat_template.undo"), True, shipped_template),
     Remedy("float32_on_cpu", "decode_error", "--dtype",
-           "Half precision on a CPU computes wrong tokens; float32 is slower but right.",
-           "Remove the override: --dtype returns to CHAT_DTYPE.", True, float32_on_cpu),
+           Msg("remedy.float32_on_cpu.why"),
+           Msg("remedy.float32_on_cpu.undo"), True, float32_on_cpu),
+    Remedy("repetition_penalty", "degenerate_output", "repetition_penalty (chat requests; CHAT_REPETITION_PENALTY)",
+           Msg("remedy.repetition_penalty.why"),
+           Msg("remedy.repetition_penalty.undo"), True, repetition_penalty),
+    Remedy("default_generation_config", "empty_output", "--generation-config (a corrected copy in the data folder)",
+           Msg("remedy.default_generation_config.why"),
+           Msg("remedy.default_generation_config.undo"), True, default_generation_config),
     Remedy("trust_remote_code", "startup_failure", "--trust-remote-code",
-           "The model's architecture is custom Python code in its folder, which vLLM runs only when trusted.",
-           "Remove the override: --trust-remote-code is no longer passed.", False, trust_remote_code,
-           risk="vLLM will run Python code from the model's folder with the app's rights; "
-                "only confirm for a model from a source you trust."),
+           Msg("remedy.trust_remote_code.why"),
+           Msg("remedy.trust_remote_code.undo"), False, trust_remote_code,
+           risk=Msg("remedy.trust_remote_code.risk")),
 )
 BY_ID = {r.id: r for r in REMEDIES}
+# What CHAT_AUTO_REMEDY=safe may apply without a click (issue 13's list): launch settings whose fix is mechanical.
+# The repetition penalty and the generation-config copy are safe for an admin to press, but they change what the
+# model answers, so only a person applies them.
+AUTOMATIC = frozenset({"fit_max_model_len", "lower_gpu_memory_utilization", "free_port", "shipped_chat_template",
+                       "float32_on_cpu"})
 
 
 def finding_from_entry(entry: dict[str, Any]) -> Finding:
@@ -222,6 +294,6 @@ def remedies_for(finding: Finding, ctx: RemedyContext) -> list[Proposal]:
         change = remedy.compute(finding, ctx)
         if change is None:
             continue
-        previous = {name: getattr(ctx.spec, name) for name in change.overrides}
-        proposals.append(Proposal(remedy, finding, change.overrides, previous, change.reason))
+        previous = {name: ctx.current(name) for name in change.overrides}
+        proposals.append(Proposal(remedy, finding, change.overrides, previous, change.reason, files=change.files))
     return proposals

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "react";
+import { createContext, useContext, useEffect, useRef, useState } from "react";
 
 // Admin diagnostics: polls the JSON API itself (so closing the side bar keeps it closed).
 // Every log text is rendered as React text, never as HTML.
@@ -8,7 +8,7 @@ import { useEffect, useRef, useState } from "react";
 const STATE_COLORS = {
   ready: "#16a34a", attached: "#2563eb", starting: "#d97706", preparing: "#d97706",
   restarting: "#d97706", stopping: "#6b7280", crashed: "#dc2626", failed: "#dc2626",
-  stopped: "#6b7280", idle: "#6b7280",
+  stopped: "#6b7280", idle: "#6b7280", degraded: "#dc2626",
 };
 const SEVERITY_COLORS = { critical: "#dc2626", error: "#ea580c", warning: "#ca8a04" };
 const LEVEL_COLORS = { ERROR: "#f87171", CRITICAL: "#f87171", WARNING: "#fbbf24" };
@@ -128,6 +128,7 @@ function FindingCard({ f, now }) {
           <ol style={{ margin: "4px 0 0 18px", padding: 0 }}>{f.fix.map((s, i) => <li key={i}>{s}</li>)}</ol>
         </details>
       ) : null}
+      <RemedyControls f={f} />
     </div>
   );
 }
@@ -200,6 +201,266 @@ function LogTail({ lines }) {
   );
 }
 
+// -- Health probe and launch records (issue 13, items 4 and 5): kept in their own components ------------------
+
+function HealthProbe({ probe, now }) {
+  if (!probe || !probe.interval) return null;
+  const last = probe.last;
+  return (
+    <div style={box} data-testid="diag-probe" data-degraded={probe.degraded ? "yes" : "no"}>
+      <p style={heading}>Completion probe</p>
+      <div style={small}>
+        {probe.degraded
+          ? `Degraded: ${probe.failures_in_a_row} probe completion(s) failed in a row while /health answers.`
+          : "A one-token completion checks the engine while the chat is idle."}
+        {" "}Every {probe.interval} s when idle
+        {probe.restart_after ? `; restart after ${probe.restart_after} failed probe(s)` : "; no automatic restart"}.
+      </div>
+      {last ? (
+        <div data-testid="diag-probe-last" data-ok={last.ok ? "yes" : "no"} style={{ ...small, marginTop: 4 }}>
+          Last probe {ago(now, last.at)}: {last.ok ? "answered" : "failed"} in {last.seconds} s
+          {last.ok ? null : <div style={{ ...mono, whiteSpace: "pre-wrap", wordBreak: "break-word" }}>{last.detail}</div>}
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function LaunchDetail({ api, id }) {
+  const [record, setRecord] = useState(null);
+  const [error, setError] = useState(null);
+  const lines = useRef(null);
+  useEffect(() => {  // the last lines matter most: show the end of the box first
+    if (lines.current) lines.current.scrollTop = lines.current.scrollHeight;
+  }, [record]);
+  useEffect(() => {
+    let stopped = false;
+    fetch(`${api}/launches/${encodeURIComponent(id)}`, { credentials: "include", cache: "no-store" })
+      .then((r) => (r.ok ? r.json() : Promise.reject(new Error(`HTTP ${r.status}`))))
+      .then((data) => { if (!stopped) setRecord(data); })
+      .catch((e) => { if (!stopped) setError(String(e.message || e)); });
+    return () => { stopped = true; };
+  }, [api, id]);
+  if (error) return <div style={{ ...small, color: "#dc2626" }}>Cannot load the record: {error}</div>;
+  if (!record) return <div style={small}>Loading the record…</div>;
+  const overrides = Object.entries(record.overrides || {});
+  return (
+    <div data-testid="diag-launch-detail" style={{ marginTop: 4 }}>
+      <div style={small}>Command line</div>
+      <div data-testid="diag-launch-command" style={{ ...mono, whiteSpace: "pre-wrap", wordBreak: "break-all" }}>
+        {(record.command || []).join(" ")}
+      </div>
+      {overrides.length ? (
+        <div style={{ ...small, marginTop: 4 }}>
+          Overrides: <span style={mono}>{overrides.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")}</span>
+        </div>
+      ) : null}
+      {(record.findings || []).length ? (
+        <div data-testid="diag-launch-findings" style={{ ...small, marginTop: 4 }}>
+          Findings then: {record.findings.map((f) => (f.rule ? `${f.kind} (${f.rule})` : f.kind)).join(", ")}
+        </div>
+      ) : null}
+      <div style={{ ...small, marginTop: 4 }}>Last {(record.last_lines || []).length} log lines</div>
+      <div data-testid="diag-launch-lines" ref={lines}
+        style={{ ...mono, maxHeight: 240, overflowY: "auto", whiteSpace: "pre-wrap", wordBreak: "break-word" }}>
+        {(record.last_lines || []).map((line, i) => <div key={i}>{line}</div>)}
+      </div>
+    </div>
+  );
+}
+
+function LaunchEntry({ api, launch, now, startOpen }) {
+  const [open, setOpen] = useState(startOpen);
+  useEffect(() => { if (startOpen) setOpen(true); }, [startOpen]);  // the crash loop's record opens itself
+  const when = launch.ended ? `ended ${ago(now, launch.ended)}` : `started ${ago(now, launch.started)}`;
+  return (
+    <details data-testid="diag-launch" data-exit={launch.exit} data-launch-id={launch.id}
+      data-gave-up={launch.gave_up ? "yes" : "no"} open={open}
+      onToggle={(e) => setOpen(e.currentTarget.open)} style={{ marginTop: 4, fontSize: 12 }}>
+      <summary aria-label={`Launch ${launch.launch}: ${launch.cause}`}>
+        <span style={mono}>#{launch.launch}</span> {when}:{" "}
+        <span data-testid="diag-launch-cause" style={{ color: launch.ended && launch.exit !== "stopped" ? "#dc2626" : undefined }}>
+          {launch.cause}
+        </span>
+      </summary>
+      {open ? <LaunchDetail api={api} id={launch.id} /> : null}
+    </details>
+  );
+}
+
+function Launches({ api, launches, engine, now }) {
+  if (!launches || !launches.length) return null;
+  const gaveUp = engine.state === "failed" && launches[0].gave_up;
+  return (
+    <div style={box} data-testid="diag-launches">
+      <p style={heading}>Launches ({launches.length})</p>
+      {gaveUp ? (
+        <div data-testid="diag-crash-loop" role="alert" style={{ ...small, color: "#dc2626", marginBottom: 4 }}>
+          vLLM gave up after repeated failed starts. The last launch: {launches[0].cause}
+        </div>
+      ) : null}
+      {launches.map((l, i) => <LaunchEntry key={l.id} api={api} launch={l} now={now} startOpen={gaveUp && i === 0} />)}
+    </div>
+  );
+}
+
+// -- Remedies (issue 13): "Apply fix" on a finding's card, the overrides in force with "Undo". ---------------
+// The POSTs carry the page's credentials; the server checks the admin role and the origin, and answers once
+// vLLM was restarted and a test completion verified the fix (or not). The card's state comes from the API, so
+// it survives a reload of the page while vLLM restarts.
+const RemedyBus = createContext({ running: null });
+const button = { fontSize: 12, border: "1px solid rgba(128,128,128,0.6)", borderRadius: 4, padding: "2px 8px",
+  cursor: "pointer", background: "transparent" };
+const OUTCOME_COLORS = { running: "#d97706", verified: "#16a34a", failed: "#dc2626" };
+
+async function postJson(path, body) {
+  let response;
+  try {
+    response = await fetch(path, { method: "POST", credentials: "include", cache: "no-store",
+      headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  } catch (e) {
+    return { ok: false, message: "The app cannot be reached." };
+  }
+  let data = null;
+  try { data = await response.json(); } catch (e) { data = null; }
+  if (!response.ok) {
+    const detail = data && typeof data.detail === "string" ? data.detail : `The app answered ${response.status}.`;
+    return { ok: false, message: detail, data };
+  }
+  return { ok: true, data };
+}
+
+function changeText(overrides, previous) {
+  return Object.entries(overrides || {})
+    .map(([k, v]) => `${k} ${previous && previous[k] !== null && previous[k] !== undefined ? previous[k] : "(unset)"} → ${v}`)
+    .join(", ");
+}
+
+function RemedyOutcome({ outcome }) {
+  if (!outcome) return null;
+  const who = outcome.auto ? " (automatic)" : "";
+  const text = outcome.state === "running"
+    ? `Applying ${outcome.remedy}${who}: restarting vLLM and verifying with a test completion…`
+    : outcome.state === "verified"
+      ? `Fixed by ${outcome.remedy}${who}: verified by a test completion${outcome.seconds ? ` (${outcome.seconds} s)` : ""}.`
+      : `Not fixed by ${outcome.remedy}${who}: ${(outcome.evidence || []).join("; ") || "see the log"}`;
+  return (
+    <div data-testid="diag-remedy-state" data-state={outcome.state} data-remedy={outcome.remedy} role="status"
+      style={{ marginTop: 6, fontSize: 12.5, fontWeight: 600, color: OUTCOME_COLORS[outcome.state],
+        whiteSpace: "pre-wrap", wordBreak: "break-word" }}>
+      {text}
+    </div>
+  );
+}
+
+function ConfirmRisk({ proposal, onConfirm, onCancel }) {
+  return (
+    <div data-testid="diag-remedy-confirm" role="alertdialog" aria-modal="true" aria-labelledby="diag-remedy-confirm-title"
+      style={{ ...box, marginTop: 6, borderColor: "#dc2626" }}>
+      <div id="diag-remedy-confirm-title" style={{ fontWeight: 600 }}>This fix is not safe: {proposal.changes}</div>
+      <div data-testid="diag-remedy-risk" style={{ fontSize: 12.5, margin: "4px 0" }}>{proposal.risk}</div>
+      <div style={{ display: "flex", gap: 6 }}>
+        <button data-testid="diag-remedy-confirm-apply" aria-label={`Apply ${proposal.id} despite the risk`}
+          style={{ ...button, borderColor: "#dc2626", color: "#dc2626" }} onClick={onConfirm}>Apply anyway</button>
+        <button data-testid="diag-remedy-confirm-cancel" aria-label="Cancel" style={button} onClick={onCancel}>Cancel</button>
+      </div>
+    </div>
+  );
+}
+
+function RemedyControls({ f }) {
+  const bus = useContext(RemedyBus);
+  const [asking, setAsking] = useState(null);
+  const [sent, setSent] = useState(null);
+  const [message, setMessage] = useState(null);
+  const proposals = f.remedies || [];
+  const outcome = f.remedy_outcome || sent;
+  if (!proposals.length && !outcome && !message) return null;
+  const busy = Boolean(bus.running) || (outcome && outcome.state === "running");
+  const apply = async (proposal, confirm) => {
+    setAsking(null);
+    setMessage(null);
+    setSent({ state: "running", remedy: proposal.id, auto: false });
+    const result = await postJson("/api/remedies/apply", { finding: f.id, remedy: proposal.id, confirm: Boolean(confirm) });
+    if (!result.ok) {
+      setSent(null);
+      setMessage(result.message);
+      return;
+    }
+    const r = result.data;
+    setSent({ state: r.fixed ? "verified" : "failed", remedy: proposal.id, seconds: r.seconds, evidence: r.evidence,
+      auto: false });
+  };
+  return (
+    <div data-testid="diag-remedies" style={{ marginTop: 6 }}>
+      <RemedyOutcome outcome={outcome} />
+      {f.resolved ? null : proposals.map((p) => (
+        <div key={p.id} data-testid="diag-remedy" data-remedy={p.id} data-safe={p.safe ? "yes" : "no"}
+          style={{ marginTop: 6, fontSize: 12.5 }}>
+          <div><b>Remedy:</b> <span style={mono}>{changeText(p.overrides, p.previous)}</span>{p.safe ? "" : " (not safe)"}</div>
+          <div style={small}>{p.why} {p.reason}</div>
+          <button data-testid="diag-remedy-apply" data-remedy={p.id} aria-label={`Apply fix ${p.id}`} disabled={busy}
+            style={{ ...button, marginTop: 4, opacity: busy ? 0.5 : 1 }}
+            onClick={() => (p.safe ? apply(p, false) : setAsking(p))}>
+            Apply fix
+          </button>
+          {asking && asking.id === p.id ? (
+            <ConfirmRisk proposal={p} onConfirm={() => apply(p, true)} onCancel={() => setAsking(null)} />
+          ) : null}
+        </div>
+      ))}
+      {message ? <div data-testid="diag-remedy-error" role="alert" style={{ ...small, color: "#dc2626", marginTop: 4 }}>{message}</div> : null}
+    </div>
+  );
+}
+
+function Overrides({ overrides, remedies }) {
+  const [pending, setPending] = useState(null);
+  const [message, setMessage] = useState(null);
+  const list = (overrides && overrides.overrides) || [];
+  const running = remedies && remedies.running;
+  const undo = async (remedy) => {
+    setPending(remedy);
+    setMessage(null);
+    const result = await postJson("/api/remedies/undo", { remedy });
+    setPending(null);
+    if (!result.ok) setMessage(result.message);
+    else if (result.data.fixed) setMessage(`Undone: ${remedy}. vLLM answered with the previous settings.`);
+    else setMessage(`Undone: ${remedy}. With the previous settings vLLM does not answer: ${(result.data.evidence || []).join("; ")}`);
+  };
+  return (
+    <div style={box} data-testid="diag-overrides" aria-label="Overrides">
+      <p style={heading}>Overrides {remedies ? <span style={{ ...small, fontWeight: 400 }}>· automatic fixes: {remedies.auto}</span> : null}</p>
+      {running ? (
+        <div data-testid="diag-remedy-running" role="status" style={{ ...small, color: OUTCOME_COLORS.running }}>
+          {running.action === "undo" ? "Undoing" : "Applying"} {running.remedy}{running.auto ? " (automatic)" : ""}: vLLM is restarting…
+        </div>
+      ) : null}
+      {overrides && overrides.problem ? <div style={{ ...small, color: "#dc2626" }}>{overrides.problem}</div> : null}
+      {list.length === 0 ? <div style={small} data-testid="diag-no-overrides">No overrides: vLLM runs with the configured settings.</div> : null}
+      {list.map((o) => (
+        <div key={o.field} data-testid="diag-override" data-remedy={o.remedy} data-field={o.field}
+          data-auto={o.auto ? "yes" : "no"} style={{ marginTop: 6, fontSize: 12.5 }}>
+          <div style={{ display: "flex", justifyContent: "space-between", gap: 6, alignItems: "center" }}>
+            <span><span style={mono}>{o.field}: {String(o.previous)} → {String(o.value)}</span>
+              {" "}<span style={small}>({o.auto ? "auto" : "by an admin"})</span></span>
+            <button data-testid="diag-remedy-undo" data-remedy={o.remedy} aria-label={`Undo ${o.remedy}`}
+              disabled={Boolean(running) || Boolean(pending)} style={{ ...button, opacity: running || pending ? 0.5 : 1 }}
+              onClick={() => undo(o.remedy)}>
+              {pending === o.remedy ? "Undoing…" : "Undo"}
+            </button>
+          </div>
+          <div style={small}>
+            set by <span style={mono}>{o.remedy}</span> for <span style={mono}>{o.finding_kind}</span>
+            {o.finding_line ? ` (line ${o.finding_line})` : ""}: {o.finding_text}
+          </div>
+        </div>
+      ))}
+      {message ? <div data-testid="diag-undo-result" role="status" style={{ ...small, marginTop: 6 }}>{message}</div> : null}
+    </div>
+  );
+}
+
 export default function DiagnosticsPanel() {
   const [data, setData] = useState(null);
   const [error, setError] = useState(null);
@@ -226,17 +487,21 @@ export default function DiagnosticsPanel() {
   }, [api, interval]);
 
   if (!data) return <div data-testid="diag-loading" role="status" style={{ padding: 8, ...small }}>{error || "Loading diagnostics…"}</div>;
-  const open = data.findings.filter((f) => !f.resolved);
-  const resolved = data.findings.filter((f) => f.resolved);
+  const onTop = (f) => !f.resolved || Boolean(f.remedy_outcome); // a card a remedy was tried on stays in view
+  const open = data.findings.filter(onTop);
+  const resolved = data.findings.filter((f) => !onTop(f));
   const now = data.engine.now || Date.now() / 1000;
   return (
+    <RemedyBus.Provider value={{ running: (data.remedies && data.remedies.running) || null }}>
     <div id="diagnostics-panel" data-testid="diag-panel" role="region" aria-label="Diagnostics"
       style={{ padding: 4, fontSize: 13 }}>
       <style>{FOCUS_STYLE}</style>
       {error ? <div data-testid="diag-error" role="alert" style={{ ...small, ...flagged("#dc2626") }}>{error}</div> : null}
       <Engine engine={data.engine} />
+      <Launches api={api} launches={data.launches} engine={data.engine} now={now} />
+      <HealthProbe probe={data.probe} now={now} />
       <div style={box} id="diag-findings" data-testid="diag-findings" role="region" aria-label="Findings">
-        <p style={heading}>Findings {open.length ? `(${open.length} open)` : ""}</p>
+        <p style={heading}>Findings {open.length ? `(${open.filter((f) => !f.resolved).length} open)` : ""}</p>
         {open.length === 0 ? <div style={small} id="diag-no-findings" data-testid="diag-no-findings">No open findings: nothing wrong seen so far.</div> : null}
         {open.map((f) => <FindingCard key={f.id} f={f} now={now} />)}
         {resolved.length ? (
@@ -246,8 +511,10 @@ export default function DiagnosticsPanel() {
           </details>
         ) : null}
       </div>
+      <Overrides overrides={data.overrides} remedies={data.remedies} />
       <Metrics metrics={data.metrics} />
       <LogTail lines={data.log_tail} />
     </div>
+    </RemedyBus.Provider>
   );
 }

@@ -17,7 +17,7 @@ import pytest
 
 from bench.apps import AppServer, start_app
 from bench.chainlit_client import ChainlitSession, login
-from chainlit_app.conversation import NOTE_UNFINISHED, without_notes
+from chainlit_app.conversation import note, without_notes
 from chainlit_app.engine.supervisor import Supervisor
 from tests.conftest import need_engine
 
@@ -94,6 +94,6 @@ async def test_a_killed_app_keeps_the_question_and_the_partial_answer(demo_serve
     partial = without_notes(stored)
     print(f"\nstreamed {len(streamed)} chars in {STREAM_BEFORE_KILL:.0f} s before SIGKILL; the restarted app's "
           f"thread holds {len(partial)} chars of it (first chunk {first_chunk} chars), marked interrupted")
-    assert stored.endswith(NOTE_UNFINISHED), stored[-200:]
+    assert stored.endswith(note("unfinished")), stored[-200:]
     assert partial and streamed.startswith(partial), (partial[:200], streamed[:200])
     assert len(partial) > first_chunk, "saved again while streaming, not only at the first token"

@@ -39,6 +39,15 @@ class TextFirstVersion(JsonHandler):
         else:
             self.send_json(404, {"error": "not found"})
 
+    def do_POST(self) -> None:
+        """Chat completions answer as vLLM's do (the app's idle probe asks for one token)."""
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/v1/chat/completions":
+            self.send_json(200, {"object": "chat.completion", "model": "tiny", "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "OK"}, "finish_reason": "length"}]})
+        else:
+            self.send_json(404, {"error": "not found"})
+
 
 def _handler() -> type[BaseHTTPRequestHandler]:
     TextFirstVersion.version_calls = 0

@@ -89,12 +89,12 @@ def _server(answers: list[dict[str, Any] | None], seen: list[dict[str, Any]]) ->
                               http_client=httpx.AsyncClient(transport=httpx.MockTransport(answer)))
 
 
-def _request(shorten: Callable[[], Fitted] | None = None) -> AnswerRequest:
+def _request(shorten: Callable[[float], Fitted] | None = None) -> AnswerRequest:
     conversation = Conversation(turns=[{"role": "user", "content": "Tell me a story."}])
     params = Params(temperature=0.0, max_tokens=64)
     fitted = conversation.fit(params, 2048)
     return AnswerRequest("smollm2-135m-instruct", params, fitted,
-                         shorten or (lambda: conversation.fit(params, 2048, budget_scale=0.5)))
+                         shorten or (lambda scale: conversation.fit(params, 2048, budget_scale=scale)))
 
 
 class Sink:
@@ -168,7 +168,7 @@ async def test_a_context_length_400_retries_once_with_the_conversation_fitted_sh
     pace, seen = StreamPace(), list[dict[str, Any]]()
     shortened = Fitted([{"role": "user", "content": "Tell me a story."}], 32, 0)
     async with _server([CONTEXT_400, None], seen) as client:
-        answer = AnswerStream(_request(lambda: shortened), lambda body: open_chat_stream(client, body), pace)
+        answer = AnswerStream(_request(lambda scale: shortened), lambda body: open_chat_stream(client, body), pace)
         await answer.run(Sink(pace))
     assert [body["max_tokens"] for body in seen] == [64, 32]
     assert answer.text == TEXT

@@ -279,3 +279,12 @@ def test_a_stored_finding_reads_back_for_its_remedy() -> None:
     back = finding_from_entry(entry)
     assert (back.kind, back.rule, back.line) == ("out_of_memory", "kv_cache_too_small", 1)
     assert only(back, RemedyContext(spec(max_model_len=32768)), "fit_max_model_len") == {"max_model_len": 16816}
+
+
+def test_the_automatic_mode_applies_only_the_issues_launch_fixes() -> None:
+    """CHAT_AUTO_REMEDY=safe never changes what the model answers, and never runs the model's own code."""
+    from chainlit_app.remedies.table import AUTOMATIC, BY_ID
+
+    assert set(BY_ID) >= AUTOMATIC
+    assert all(BY_ID[remedy_id].safe for remedy_id in AUTOMATIC)
+    assert not AUTOMATIC & {"repetition_penalty", "default_generation_config", "trust_remote_code", "more_kv_cache"}

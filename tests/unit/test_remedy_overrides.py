@@ -15,7 +15,7 @@ from chainlit_app.engine.command import LaunchSpec, build_argv
 from chainlit_app.handles.spawned import SpawnedEngine
 from chainlit_app.models import ResolvedModel
 from chainlit_app.remedies import OverridesStore, Proposal, RemedyContext, remedies_for
-from chainlit_app.remedies.overrides import OVERRIDABLE, CorruptOverrides
+from chainlit_app.remedies.overrides import OVERRIDABLE, REQUEST_FIELDS, CorruptOverrides
 from chainlit_app.remedies.table import BY_ID
 from chainlit_app.settings import Settings
 
@@ -113,9 +113,10 @@ def test_a_value_that_would_not_load_back_is_refused_before_writing(tmp_path: Pa
     assert not (tmp_path / "overrides.json").exists()
 
 
-def test_every_overridable_setting_is_a_launch_field() -> None:
+def test_every_overridable_setting_is_a_launch_field_or_a_request_field() -> None:
     fields = set(LaunchSpec.__dataclass_fields__)
-    assert set(OVERRIDABLE) <= fields
+    assert set(OVERRIDABLE) - REQUEST_FIELDS <= fields
+    assert not REQUEST_FIELDS & fields and set(OVERRIDABLE) >= REQUEST_FIELDS
     assert "api_key" not in OVERRIDABLE and "model" not in OVERRIDABLE
 
 

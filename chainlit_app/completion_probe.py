@@ -1,0 +1,162 @@
+"""Health you can trust: while the chat is idle, ask the engine for one real token now and then.
+
+vLLM's `/health` says only that the API server does not consider its engine dead; an engine core that is
+stopped or hangs still passes it while every chat waits. A one-token completion is the cheapest proof that
+the server answers. A failure (error, timeout, empty answer) while `/health` is OK is `degraded`: one finding,
+updated at each failed probe and resolved by the first probe that succeeds. After `restart_after` failed
+probes in a row the owner of the process (a spawned engine) may restart it; an attached one is only reported.
+No Chainlit here.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+
+from chainlit_app.diagnostics import Finding, FindingsStore
+from chainlit_app.diagnostics.taxonomy import Kind
+from chainlit_app.i18n import Msg
+from chainlit_app.remedies.verify import verify_completion
+
+log = logging.getLogger(__name__)
+RULE = "completion_probe_failed"
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """One probe: whether a token came back, the token or the error, and when."""
+
+    ok: bool
+    detail: str
+    seconds: float
+    at: float
+
+    def to_json(self) -> dict[str, object]:
+        return {"ok": self.ok, "detail": self.detail, "seconds": round(self.seconds, 2), "at": self.at}
+
+
+def _for_how_long(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+class CompletionProbe:
+    """When to probe, what a result means for the findings, and when a restart is due.
+
+    `interval` 0 turns the probe off. The monotonic clock decides timing; the wall clock stamps results."""
+
+    def __init__(self, store: FindingsStore, interval: float, timeout: float, restart_after: int,
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.interval = interval
+        self.timeout = timeout
+        self.restart_after = restart_after
+        self._clock = clock
+        self._wall = wall
+        self.failures = 0  # failed probes in a row
+        self.last: ProbeResult | None = None
+        # Set only where the app owns the process (a spawned engine): restart it after restart_after failures.
+        self.restart_hook: Callable[[], Coroutine[object, object, None]] | None = None
+        self.restarts_asked = 0
+        self._restart_asked = False  # once per degraded episode: the restart itself ends the episode
+        self._last_chat = -math.inf
+        self._last_probe = -math.inf
+        self._due_now = False
+        self._health_ok_since: float | None = None  # wall clock
+
+    @property
+    def degraded(self) -> bool:
+        return self.failures > 0
+
+    # -- what the monitor tells it ------------------------------------------------------------------------
+    def note_chat(self) -> None:
+        """A chat request ran: the chat itself is the proof for a while."""
+        self._last_chat = self._clock()
+
+    def note_started(self) -> None:
+        """The engine became ready (first start or restart): probe at once, and allow a new restart."""
+        self._due_now = True
+        self._restart_asked = False
+
+    def note_health(self, ok: bool) -> None:
+        if not ok:
+            self._health_ok_since = None
+        elif self._health_ok_since is None:
+            self._health_ok_since = self._wall()
+
+    def due(self) -> bool:
+        """Probe only an engine whose /health is OK (otherwise the state says enough), after a start, or
+        when neither a chat request nor a probe ran for `interval` seconds."""
+        if self.interval <= 0 or self._health_ok_since is None:
+            return False
+        if self._due_now:
+            return True
+        now = self._clock()
+        return now - self._last_chat >= self.interval and now - self._last_probe >= self.interval
+
+    # -- probing ----------------------------------------------------------------------------------------------
+    async def probe(self, base_url: str, api_key: str, model: str) -> ProbeResult:
+        """Send the completion (the remedies' verification: one client, one definition of 'answers')."""
+        self._due_now = False
+        self._last_probe = self._clock()
+        started = self._clock()
+        ok, said = await verify_completion(base_url, api_key, model, timeout=self.timeout)
+        seconds = self._clock() - started
+        if ok and not said.strip():
+            ok, said = False, "the one-token completion came back empty"
+        elif not ok and said.endswith(": "):  # httpx's timeouts carry no message
+            said += f"no answer within {self.timeout:g} s"
+        result = ProbeResult(ok, said, seconds, self._wall())
+        self.record(result)
+        return result
+
+    def record(self, result: ProbeResult) -> None:
+        """A success resolves the finding; a failure adds to the one `degraded` finding (latest evidence)."""
+        self.last = result
+        if result.ok:
+            if self.failures:
+                log.info("engine answers a completion again after %d failed probe(s)", self.failures)
+                self.store.resolve_kind(Kind.DEGRADED.value, Msg("resolved.probe_answered"))
+            self.failures = 0
+            return
+        self.failures += 1
+        self._last_probe = self._clock()
+        health = (f"/health OK for {_for_how_long(self._wall() - self._health_ok_since)}"
+                  if self._health_ok_since is not None else "/health OK")
+        self.store.add(Finding(
+            kind=Kind.DEGRADED.value, line=0, source="probe", rule=RULE, basis="phase",
+            text=f"{health}, but a one-token completion failed ({self.failures} probe(s) in a row, "
+                 f"{result.seconds:.1f} s): {result.detail}",
+            hint=self._hint(),
+        ), latest_only=True)
+        log.warning("engine degraded: /health OK, probe completion failed (%d in a row): %s", self.failures,
+                    result.detail)
+
+    def _hint(self) -> Msg:
+        if self.restart_hook is None:
+            return Msg("hint.probe_not_ours")
+        if self.restart_after <= 0:
+            return Msg("hint.probe_no_restart")
+        return Msg("hint.probe_restart_after", count=self.restart_after)
+
+    def restart_due(self) -> bool:
+        """True once per degraded episode, when a restart hook exists and enough probes failed in a row."""
+        if (self.restart_hook is None or self.restart_after <= 0 or self._restart_asked
+                or self.failures < self.restart_after):
+            return False
+        self._restart_asked = True
+        self.restarts_asked += 1
+        return True
+
+    def snapshot(self) -> dict[str, object]:
+        return {
+            "interval": self.interval,
+            "degraded": self.degraded,
+            "failures_in_a_row": self.failures,
+            "restart_after": self.restart_after if self.restart_hook is not None else None,
+            "restarts_asked": self.restarts_asked,
+            "health_ok_since": self._health_ok_since,
+            "last": self.last.to_json() if self.last else None,
+        }

@@ -1,0 +1,89 @@
+"""Whether a text loops or runs on past its turn, and what it repeats: the shapes of a degenerate answer,
+read alike in a response body, a printed line and the chat's own answers (`answers.py` judges with them).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+
+# A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
+_REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
+_HAS_WORD = re.compile(r"[^\W\d_]")
+MAX_SCAN = 8000
+_FEW_TOKENS_MIN = 24
+# A turn label at the start of a line ('\nUSER:', '\n### Human:'; '\\n' where a cut body kept its escapes) or a
+# chat template's turn token: an answer holding a user turn and then an assistant turn wrote the dialogue on.
+_LINE_START = r"(?:^|\n|\\n)[ \t]*(?:#{1,3} ?)?"
+_USER_TURN = re.compile(_LINE_START + r"(?:USER|User|Human|HUMAN)\s*:|<\|im_start\|>\s*user|<\|user\|>")
+_ASSISTANT_TURN = re.compile(
+    _LINE_START + r"(?:ASSISTANT|Assistant|AI|Bot)\s*:|<\|im_start\|>\s*assistant|<\|assistant\|>")
+_WORDS = re.compile(r"[^\W_\u4e00-\u9fff]+|[\u4e00-\u9fff]", re.UNICODE)
+
+
+def distinct_word_ratio(text: str) -> float:
+    """Distinct words (CJK: characters) over all words; 1.0 for texts too short to tell."""
+    words = [w.lower() for w in _WORDS.findall(text[-MAX_SCAN:])]
+    return len(set(words)) / len(words) if len(words) >= 20 else 1.0
+
+
+def is_looping(text: str, cut_at_limit: bool = False) -> bool:
+    """True when the text repeats itself: a short unit over and over, the same lines again and again,
+    a long text that compresses to almost nothing, or (for an answer cut at the length limit) one that
+    uses few distinct words."""
+    sample = text[-MAX_SCAN:]
+    if cut_at_limit and distinct_word_ratio(sample) < 0.5:
+        return True
+    tokens = sample.strip().strip("\"'`").split()
+    if len(tokens) >= _FEW_TOKENS_MIN and len(set(tokens)) <= 3 and _HAS_WORD.search(" ".join(set(tokens))):
+        return True  # a long text of at most three distinct tokens, one a word ('| | |ــ |'): no language writes
+        # so (digits and symbols alone are a matrix or a ruler someone asked for)
+    for m in _REPEATED_UNIT.finditer(sample):
+        # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit
+        if len(m.group(0)) >= 30 and (_HAS_WORD.search(m.group(1)) or (cut_at_limit and m.group(1).strip())):
+            return True
+    lines = [line.strip() for line in sample.splitlines() if len(line.strip()) >= 12]
+    if len(lines) >= 6:
+        counts = Counter(lines)
+        repeated = sum(c for c in counts.values() if c >= 3)
+        if repeated >= 0.4 * len(lines):
+            return True
+    raw = sample.encode("utf-8", "replace")
+    return len(raw) >= 400 and len(zlib.compress(raw)) < 0.2 * len(raw)
+
+
+def writes_next_turns(text: str) -> bool:
+    """True when, after some text of its own, the answer opens a user turn and then an assistant turn: the
+    model did not stop at its end-of-turn token and plays both sides of the conversation."""
+    user = _USER_TURN.search(text[:MAX_SCAN])
+    if user is None or not text[: user.start()].strip():
+        return False
+    return _ASSISTANT_TURN.search(text, user.end(), MAX_SCAN) is not None
+
+
+def repeated_phrase(text: str) -> tuple[str, int] | None:
+    """The phrase a looping text repeats and how often: the shortest word cycle the end of the text keeps
+    (started where a sentence starts, when one does), else the longest run of 3 to 12 words seen 3 times, else
+    a short unit repeated in a row (text without spaces). The evidence an admin reads."""
+    words = text[-MAX_SCAN:].split()
+    tail = words[-240:]
+    for period in range(1, min(40, len(tail) // 3) + 1):
+        pairs = len(tail) - period
+        if sum(tail[i] == tail[i + period] for i in range(pairs)) >= 0.9 * pairs:
+            cycle = tail[-period:]
+            start = next((i for i, w in enumerate(cycle) if w[:1].isupper()), 0)
+            phrase = tuple(cycle[start:] + cycle[:start])
+            count = sum(tuple(words[i:i + period]) == phrase for i in range(len(words) - period + 1))
+            if count >= 3:
+                return " ".join(phrase), count
+    for n in range(12, 2, -1):
+        if len(words) < 3 * n:
+            continue
+        gram, count = Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1)).most_common(1)[0]
+        if count >= 3:
+            return " ".join(gram), count
+    unit = _REPEATED_UNIT.search(text[-MAX_SCAN:])
+    if unit is not None:
+        return unit.group(1), len(unit.group(0)) // len(unit.group(1))
+    return None
