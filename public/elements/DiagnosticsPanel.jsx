@@ -277,7 +277,7 @@ function LaunchEntry({ api, launch, now, startOpen }) {
     <details data-testid="diag-launch" data-exit={launch.exit} data-launch-id={launch.id}
       data-gave-up={launch.gave_up ? "yes" : "no"} open={open}
       onToggle={(e) => setOpen(e.currentTarget.open)} style={{ marginTop: 4, fontSize: 12 }}>
-      <summary aria-label={`Launch ${launch.launch}: ${launch.cause}`}>
+      <summary>
         <span style={mono}>#{launch.launch}</span> {when}:{" "}
         <span data-testid="diag-launch-cause" style={{ color: launch.ended && launch.exit !== "stopped" ? "#dc2626" : undefined }}>
           {launch.cause}
