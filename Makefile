@@ -10,15 +10,19 @@ ENGINE_STAMP := $(ENGINE_VENV)/.installed
 HAS_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo yes)
 ENGINE_REQUIREMENTS := requirements/engine-$(if $(HAS_GPU),gpu,cpu).txt
 PYTEST_ARGS ?=
+# axe-core, the accessibility engine the browser suite injects into the page (from the npm registry).
+AXE_VERSION := 4.14.1
+AXE_DIR := .axe
+AXE_JS := $(AXE_DIR)/node_modules/axe-core/axe.min.js
 
-.PHONY: run test install app engine model chromium postgres lint unit integration e2e bench clean-envs
+.PHONY: run test install app engine model chromium axe postgres lint unit integration e2e bench clean-envs
 
 run: install model
 	$(APP_VENV)/bin/chainlit run app.py --headless --host 127.0.0.1 --port $(PORT)
 
 # One pytest session per suite: the browser suite's Playwright (sync) and the async fixtures of the
 # integration suite must not share a session's event loop. Every suite runs; any failure fails the target.
-test: install chromium postgres lint
+test: install chromium axe postgres lint
 	@status=0; for suite in unit integration e2e; do \
 		echo "== tests/$$suite"; \
 		CHAT_TEST_REQUIRE_ALL=1 $(APP_VENV)/bin/python -m pytest -v -rs $(PYTEST_ARGS) tests/$$suite || status=1; \
@@ -60,6 +64,15 @@ chromium:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -q && $$SUDO apt-get install -y -q fonts-wqy-microhei; }
 
+axe: $(AXE_JS)
+
+$(AXE_JS):
+	@command -v npm >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && $$SUDO apt-get install -y -q npm; }
+	npm install --silent --no-save --no-audit --no-fund --prefix $(AXE_DIR) axe-core@$(AXE_VERSION)
+	test -f $@
+
 # The history test runs a throwaway PostgreSQL server (DATABASE_URL is how several instances share history).
 postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
@@ -76,7 +89,7 @@ unit: app
 integration: install
 	$(APP_VENV)/bin/python -m pytest -v -rs tests/integration
 
-e2e: install chromium
+e2e: install chromium axe
 	$(APP_VENV)/bin/python -m pytest -v -rs tests/e2e
 
 bench: install

@@ -42,6 +42,7 @@ from chainlit_app.cleaning import MAX_MESSAGE_BYTES  # noqa: E402
 from chainlit_app.gc_tuning import freeze_startup_objects  # noqa: E402
 from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema  # noqa: E402
 from chainlit_app.i18n import t  # noqa: E402
+from chainlit_app.notices import ADMIN_ONLY  # noqa: E402
 from chainlit_app.origins import OriginPolicy  # noqa: E402
 from chainlit_app.private_files import private_dir  # noqa: E402
 from chainlit_app.sessions import install_session_checks  # noqa: E402
@@ -140,7 +141,7 @@ async def on_message(message: cl.Message) -> None:
     chat.apply_language(RUNTIME)
     admin = current_user_is_admin()
     if panel.is_command(message.command) or message.content.strip().lower() in ("/diagnostics", "/diag"):
-        await (panel.open_panel() if admin else chat.say(t("chat.admins_only")))
+        await (panel.open_panel() if admin else chat.say(t("chat.admins_only"), ADMIN_ONLY))
         return
     await chat.handle_message(RUNTIME, message, admin)
 

@@ -28,8 +28,22 @@ from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.logfiles import phase_only
 from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.stream import open_chat_stream
-from chainlit_app.failures import explain
+from chainlit_app.failures import explain, failure_kind
 from chainlit_app.i18n import choose, localize, set_language, t
+from chainlit_app.notices import (
+    ANSWER,
+    DEMO_NOTICE,
+    FAILURE,
+    INPUT_REFUSED,
+    RETRY,
+    RETRYING,
+    STARTUP,
+    WELCOME,
+    action_id,
+    mark,
+    notice,
+    remark,
+)
 from chainlit_app.remedy_notices import welcome_lines
 from chainlit_app.runtime import Runtime
 
@@ -38,7 +52,6 @@ log = logging.getLogger(__name__)
 CONVERSATION = "conversation"
 PARAMS = "params"
 AUTHOR = "Assistant"
-SYSTEM_AUTHOR = "Console"
 RETRY_ACTION = "retry_question"
 
 
@@ -105,9 +118,9 @@ def _masked(runtime: Runtime, text: str) -> str:
     return redact(text, runtime.monitor.secrets())
 
 
-async def say(text: str) -> None:
-    """A short message from the console itself (not the model)."""
-    await cl.Message(content=text, author=SYSTEM_AUTHOR).send()
+async def say(text: str, testid: str = INPUT_REFUSED) -> None:
+    """A short message from the console itself (not the model), with its test id."""
+    await notice(text, testid, role="alert" if testid == INPUT_REFUSED else "status")
 
 
 async def send_settings(params: Params) -> None:
@@ -132,11 +145,10 @@ async def start_chat(runtime: Runtime, actions: list[cl.Action] | None = None, i
     cl.user_session.set(CONVERSATION, Conversation())
     await send_settings(params)
     lines = [t("chat.welcome", status=engine_line(runtime, is_admin))]
-    notice = runtime.status.notice
-    if notice:
-        lines.append(t("chat.notice", notice=localize(notice)))
     lines += welcome_lines(runtime, is_admin)  # what CHAT_AUTO_REMEDY=safe changed by itself
-    await cl.Message(content="\n\n".join(lines), author=SYSTEM_AUTHOR, actions=actions or []).send()
+    await notice("\n\n".join(lines), WELCOME, actions=actions, attributes={"state": str(runtime.status.state)})
+    if runtime.status.notice:  # the demo model is served instead of the one asked for
+        await notice(t("chat.notice", notice=localize(runtime.status.notice)), DEMO_NOTICE, role="note")
 
 
 def update_settings(runtime: Runtime, values: dict[str, Any]) -> Params:
@@ -149,9 +161,8 @@ async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
     """Show start-up progress in one message until the engine is ready (or has given up)."""
     if runtime.is_ready():
         return True
-    waiting = cl.Message(content=t("chat.waiting_message", status=engine_line(runtime, is_admin)),
-                         author=SYSTEM_AUTHOR)
-    await waiting.send()
+    waiting = await notice(t("chat.waiting_message", status=engine_line(runtime, is_admin)), STARTUP,
+                           attributes={"state": "waiting"})
     deadline = time.monotonic() + runtime.settings.engine.startup_timeout
     while not runtime.has_given_up() and time.monotonic() < deadline:
         if await runtime.wait_ready(timeout=1.0):  # returns the moment the engine is ready
@@ -161,8 +172,9 @@ async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
     if runtime.is_ready():
         await waiting.remove()
         return True
-    waiting.content = t("chat.gave_up_message", status=engine_line(runtime, is_admin))
-    await waiting.update()
+    await waiting.remove()  # a new message, so that its hooks say "failed"
+    await notice(t("chat.gave_up_message", status=engine_line(runtime, is_admin)), STARTUP, role="alert",
+                 attributes={"state": "failed"})
     return False
 
 
@@ -171,10 +183,10 @@ async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) 
     try:
         text = admit_text(message.content or "")  # the length first: an 8 MB paste costs one len()
     except Refused as exc:
-        await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
+        await say(str(exc))
         return
     if not text.strip():
-        await cl.Message(content=t("chat.empty_question"), author=SYSTEM_AUTHOR).send()
+        await say(t("chat.empty_question"))
         return
     if text != message.content:  # shown, stored and asked: the same cleaned text
         message.content = text
@@ -203,8 +215,9 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     try:
         fitted = conversation.fit(params, runtime.context_length())
     except InputTooLong as exc:
-        await cl.Message(content=str(exc), author=SYSTEM_AUTHOR).send()
+        await say(str(exc))
         return None
+    hooks = await mark(msg, ANSWER, role=None)  # before its first token: the page knows it as the answer at once
     started = time.monotonic()
     request = AnswerRequest(
         runtime.served_model_name, params, fitted,
@@ -225,6 +238,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             if is_admin:
                 msg.content = with_note(msg.content, note("see_panel"))
             await msg.send()
+            await remark(hooks, msg, role="alert", attributes={"failure": str(Kind.EMPTY_OUTPUT), "done": "yes"})
             log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
         text = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
@@ -238,6 +252,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             msg.content = with_note(msg.content, trimmed_note(answer.sent.dropped_turns, runtime.context_length(),
                                                               answer.refused_as_too_long, answer.sent.max_tokens))
         await msg.send()
+        await remark(hooks, msg, attributes={"done": "yes"})
         log.info("answer: %d chars in %.2f s", len(text), time.monotonic() - started)
         return text
     except asyncio.CancelledError:
@@ -249,6 +264,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         else:
             conversation.turns.pop()
         await msg.send()
+        await remark(hooks, msg, attributes={"stopped": "yes", "done": "yes"})
         raise
     except Exception as exc:  # every failure becomes a short message, never a traceback
         await saver.settle()
@@ -259,19 +275,21 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         log.warning("chat request failed: %s: %s", type(exc).__name__, exc)
         question = conversation.turns[-1]["content"] if conversation.turns else ""
         retry = [retry_action(question)] if question else []
+        kind = failure_kind(exc)
         if partial:
             msg.content = with_note(partial, note("interrupted", reason=explanation))
             msg.actions = retry
             await msg.send()
+            await remark(hooks, msg, role="alert", attributes={"failure": kind, "interrupted": "yes", "done": "yes"})
             return partial
-        await cl.Message(content=t("chat.failure", explanation=explanation), author=SYSTEM_AUTHOR,
-                         actions=retry).send()
+        await notice(t("chat.failure", explanation=explanation), FAILURE, role="alert", attributes={"kind": kind},
+                     actions=retry)
         return None
 
 
 def retry_action(question: str) -> cl.Action:
-    return cl.Action(name=RETRY_ACTION, payload={"question": question}, label=t("chat.retry_label"), icon="rotate-ccw",
-                     tooltip=t("chat.retry_tooltip"))
+    return cl.Action(name=RETRY_ACTION, payload={"question": question}, label=t("chat.retry_label"),
+                     icon="rotate-ccw", tooltip=t("chat.retry_tooltip"), id=action_id(RETRY))
 
 
 def retry_question(payload: object) -> str:
@@ -289,7 +307,7 @@ async def retry(runtime: Runtime, payload: object, is_admin: bool) -> None:
         return
     if not question.strip():
         return
-    await say(t("chat.retrying", question=question[:200]))
+    await say(t("chat.retrying", question=question[:200]), RETRYING)
     await _ask(runtime, question, is_admin)
 
 

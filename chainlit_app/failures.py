@@ -29,6 +29,12 @@ def _body_text(exc: openai.APIStatusError) -> str:
     return str(body or exc.message)
 
 
+def failure_kind(exc: BaseException) -> str:
+    """The failure's kind, as the panel's chat-side finding names it ("unknown" when none does)."""
+    finding = from_exception(exc)
+    return str(finding.kind) if finding is not None else "unknown"
+
+
 def explain(exc: BaseException, is_admin: bool) -> str:
     """A short, clear message for the chat in the current language; admins are pointed to the panel."""
     where = t("fail.where_admin") if is_admin else t("fail.where_user")

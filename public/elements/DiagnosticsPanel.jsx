@@ -2,6 +2,8 @@ import { Fragment, createContext, useContext, useEffect, useRef, useState } from
 
 // Admin diagnostics: polls the JSON API itself (so closing the side bar keeps it closed).
 // Every log text is rendered as React text, never as HTML.
+// The data-testid, data-* and role/aria attributes are a supported interface for scripts (README,
+// "Scripted UI tests"): they never depend on the display language; changing one is a breaking change.
 // The panel's own words come from the app's catalogue (the `panel.ui.*` keys) in the reader's language: first
 // from the element's props (the chat session's language), then from every poll's `labels`. None is written here.
 const Labels = createContext({});
@@ -38,6 +40,10 @@ const box = { border: "1px solid rgba(128,128,128,0.35)", borderRadius: 8, paddi
 const mono = { fontFamily: "ui-monospace, SFMono-Regular, Menlo, monospace", fontSize: 11.5 };
 const small = { fontSize: 12, opacity: 0.8 };
 const heading = { fontWeight: 600, fontSize: 13, margin: "0 0 6px 0" };
+// A keyboard user must see where the focus is on every control of the panel, whatever the theme.
+// Colour marks a line, never its text (text keeps the theme's contrast, in light and dark themes alike).
+const flagged = (color) => ({ borderLeft: `3px solid ${color}`, paddingLeft: 6, marginTop: 6, opacity: 1 });
+const FOCUS_STYLE = "[data-testid=diag-panel] :focus-visible { outline: 2px solid #2563eb; outline-offset: 2px; }";
 
 function ago(text, now, t) {
   if (!t) return "";
@@ -84,23 +90,24 @@ function Engine({ engine }) {
   ].filter(Boolean);
   const stateKey = `state.${engine.state}`;
   return (
-    <div style={box} id="diag-engine">
+    <div style={box} id="diag-engine" data-testid="diag-engine" role="region" aria-label={text("engine")}>
       <div style={{ display: "flex", alignItems: "center", gap: 8, marginBottom: 6 }}>
         <span style={{ width: 10, height: 10, borderRadius: 5, background: color, display: "inline-block" }} />
         <span style={{ fontWeight: 600 }}>{text("engine")}</span>
-        <span id="diag-engine-state" style={{ color, fontWeight: 600 }}>{text(stateKey) === stateKey ? engine.state : text(stateKey)}</span>
+        <span id="diag-engine-state" data-testid="diag-engine-state" data-state={engine.state} role="status"
+          style={{ fontWeight: 600 }}>{text(stateKey) === stateKey ? engine.state : text(stateKey)}</span>
       </div>
       <div style={{ display: "grid", gridTemplateColumns: "auto 1fr", columnGap: 10, rowGap: 2, ...small }}>
         {rows.map(([k, v]) => (
-          <div key={k} style={{ display: "contents" }}>
+          <div key={k} style={{ display: "contents" }} data-testid="diag-engine-fact" data-name={k}>
             <span>{k}</span>
             <span style={mono}>{v === null || v === undefined || v === "" ? "–" : String(v)}</span>
           </div>
         ))}
       </div>
-      {engine.progress && engine.state !== "ready" ? <div style={{ ...small, marginTop: 6 }}>{engine.progress}</div> : null}
-      {engine.error ? <div style={{ ...small, color: "#dc2626", marginTop: 6 }}>{engine.error}</div> : null}
-      {engine.notice ? <div style={{ ...small, color: "#d97706", marginTop: 6 }}>{engine.notice}</div> : null}
+      {engine.progress && engine.state !== "ready" ? <div data-testid="diag-engine-progress" style={{ ...small, marginTop: 6 }}>{engine.progress}</div> : null}
+      {engine.error ? <div data-testid="diag-engine-error" role="alert" style={{ ...small, ...flagged("#dc2626") }}>{engine.error}</div> : null}
+      {engine.notice ? <div data-testid="diag-engine-notice" style={{ ...small, ...flagged("#d97706") }}>{engine.notice}</div> : null}
     </div>
   );
 }
@@ -116,30 +123,31 @@ function FindingCard({ f, now }) {
   const text = useText();
   const color = f.resolved ? "#6b7280" : SEVERITY_COLORS[f.severity] || "#ea580c";
   return (
-    <div className="diag-finding" data-kind={f.kind} data-resolved={f.resolved ? "yes" : "no"}
-      data-source={f.source} data-basis={f.basis}
+    <div className="diag-finding" data-testid="diag-finding" data-kind={f.kind} data-severity={f.severity}
+      data-resolved={f.resolved ? "yes" : "no"} data-source={f.source} data-basis={f.basis}
+      role="article" aria-label={`${f.kind}: ${f.title}`}
       style={{ ...box, borderLeft: `4px solid ${color}`, opacity: f.resolved ? 0.7 : 1 }}>
       <div style={{ display: "flex", justifyContent: "space-between", gap: 6 }}>
-        <span style={{ fontWeight: 600 }}>{f.title}</span>
+        <span data-testid="diag-finding-title" style={{ fontWeight: 600 }}>{f.title}</span>
         <span style={{ ...small, whiteSpace: "nowrap" }}>{f.resolved ? text("resolved") : known(text, `severity.${f.severity}`, f.severity)}</span>
       </div>
       <div style={small}>
         <span style={mono}>{f.kind}</span> · {text("seen", { count: f.count, ago: ago(text, now, f.last_seen) })}
       </div>
-      <div className="diag-basis" style={small}>
+      <div className="diag-basis" data-testid="diag-basis" style={small}>
         {text("named_by", { basis: known(text, `basis.${f.basis}`, f.basis) })}
         {f.rule ? <> (<span style={mono}>{f.rule}</span>)</> : null}
         {" "}· {text("seen_in", { source: known(text, `source.${f.source}`, f.source) })}
       </div>
       {f.evidence.map((e, i) => (
-        <div key={i} style={{ ...mono, background: "rgba(128,128,128,0.12)", padding: "3px 5px", marginTop: 4,
+        <div key={i} data-testid="diag-evidence" data-source={e.source} style={{ ...mono, background: "rgba(128,128,128,0.12)", padding: "3px 5px", marginTop: 4,
           borderRadius: 4, whiteSpace: "pre-wrap", wordBreak: "break-word" }}>
           {e.source === "log" ? text("evidence_line", { line: e.line }) : `${e.source}: `}{e.text}
         </div>
       ))}
-      {f.hint ? <div style={{ marginTop: 6, fontSize: 12.5 }}><b>{text("fix")}</b>{f.hint}</div> : null}
+      {f.hint ? <div data-testid="diag-fix" style={{ marginTop: 6, fontSize: 12.5 }}><b>{text("fix")}</b>{f.hint}</div> : null}
       {f.fix && f.fix.length ? (
-        <details style={{ marginTop: 4, fontSize: 12 }}>
+        <details data-testid="diag-fix-steps" style={{ marginTop: 4, fontSize: 12 }}>
           <summary>{text("all_fix_steps")}</summary>
           <ol style={{ margin: "4px 0 0 18px", padding: 0 }}>{f.fix.map((s, i) => <li key={i}>{s}</li>)}</ol>
         </details>
@@ -160,10 +168,10 @@ function Metrics({ metrics }) {
     [text("metric.mean_ttft"), metrics.mean_ttft_s ? `${(metrics.mean_ttft_s * 1000).toFixed(0)} ms` : "–"],
   ];
   return (
-    <div style={box} id="diag-metrics">
+    <div style={box} id="diag-metrics" data-testid="diag-metrics" role="region" aria-label={text("metrics")}>
       <p style={heading}>{text("metrics")}</p>
       <div style={{ display: "flex", flexWrap: "wrap", gap: 12, ...small }}>
-        {items.map(([k, v]) => <div key={k}><div>{k}</div><div style={{ ...mono, fontSize: 14 }}>{String(v)}</div></div>)}
+        {items.map(([k, v]) => <div key={k} data-testid="diag-metric" data-name={k}><div>{k}</div><div style={{ ...mono, fontSize: 14 }}>{String(v)}</div></div>)}
       </div>
       <div style={{ display: "flex", gap: 16, marginTop: 6, ...small }}>
         <div>{text("metric.tokens_per_s")}<br /><Sparkline values={h.map((p) => p.tps)} color="#2563eb" /></div>
@@ -188,28 +196,30 @@ function LogTail({ lines }) {
     if (follow && scroller.current) scroller.current.scrollTop = scroller.current.scrollHeight;
   }, [lines, follow]);
   return (
-    <div style={box} id="diag-log">
+    <div style={box} id="diag-log" data-testid="diag-log" role="region" aria-label={text("log")}>
       <div style={{ display: "flex", gap: 6, alignItems: "center", marginBottom: 6, flexWrap: "wrap" }}>
         <span style={{ fontWeight: 600, fontSize: 13 }}>{text("log")}</span>
-        <button id="diag-follow" onClick={() => { setFrozen(lines); setFollow(!follow); }}
+        <button id="diag-follow" data-testid="diag-log-follow" aria-pressed={!follow} onClick={() => { setFrozen(lines); setFollow(!follow); }}
           style={{ ...small, border: "1px solid rgba(128,128,128,0.5)", borderRadius: 4, padding: "1px 6px" }}>
           {follow ? text("pause") : text("follow")}
         </button>
-        <select id="diag-level" value={level} onChange={(e) => setLevel(e.target.value)}
+        <select id="diag-level" data-testid="diag-log-level" aria-label={text("log_level")} value={level} onChange={(e) => setLevel(e.target.value)}
           style={{ ...small, background: "transparent", border: "1px solid rgba(128,128,128,0.5)", borderRadius: 4 }}>
           <option value="all">{text("all_levels")}</option>
           <option value="INFO">INFO</option>
           <option value="WARNING">WARNING+</option>
           <option value="ERROR">ERROR</option>
         </select>
-        <input id="diag-filter" placeholder={text("filter")} value={filter} onChange={(e) => setFilter(e.target.value)}
+        <input id="diag-filter" data-testid="diag-log-filter" aria-label={text("filter_log")} placeholder={text("filter")} value={filter} onChange={(e) => setFilter(e.target.value)}
           style={{ ...small, flex: 1, minWidth: 60, background: "transparent", border: "1px solid rgba(128,128,128,0.5)",
             borderRadius: 4, padding: "1px 4px" }} />
       </div>
-      <div ref={scroller} style={{ ...mono, maxHeight: 320, overflowY: "auto", whiteSpace: "pre-wrap", wordBreak: "break-word" }}>
+      <div ref={scroller} data-testid="diag-log-lines" role="log" aria-label={text("log_lines")} tabIndex={0}
+        style={{ ...mono, maxHeight: 320, overflowY: "auto", whiteSpace: "pre-wrap", wordBreak: "break-word" }}>
         {shown.map((l, i) => (
-          <div key={`${l.n}-${i}`} className="diag-log-line" style={{ color: LEVEL_COLORS[l.level] }}>
-            <span style={{ opacity: 0.5 }}>{l.n} </span>{l.text}
+          <div key={`${l.n}-${i}`} className="diag-log-line" data-testid="diag-log-line" data-level={l.level}
+            data-n={l.n} style={LEVEL_COLORS[l.level] ? { borderLeft: `3px solid ${LEVEL_COLORS[l.level]}`, paddingLeft: 4 } : null}>
+            <span style={{ opacity: 0.75 }}>{l.n} </span>{l.text}
           </div>
         ))}
       </div>
@@ -525,7 +535,7 @@ export default function DiagnosticsPanel() {
   }, [api, interval]);
 
   const text = textOf(labels);
-  if (!data) return <div style={{ padding: 8, ...small }}>{error ? text(error.key, error.params) : text("loading")}</div>;
+  if (!data) return <div data-testid="diag-loading" role="status" style={{ padding: 8, ...small }}>{error ? text(error.key, error.params) : text("loading")}</div>;
   const onTop = (f) => !f.resolved || Boolean(f.remedy_outcome); // a card a remedy was tried on stays in view
   const open = data.findings.filter(onTop);
   const resolved = data.findings.filter((f) => !onTop(f));
@@ -533,18 +543,20 @@ export default function DiagnosticsPanel() {
   return (
     <Labels.Provider value={labels}>
     <RemedyBus.Provider value={{ running: (data.remedies && data.remedies.running) || null }}>
-    <div id="diagnostics-panel" style={{ padding: 4, fontSize: 13 }}>
-      {error ? <div style={{ color: "#dc2626", ...small }}>{text(error.key, error.params)}</div> : null}
+    <div id="diagnostics-panel" data-testid="diag-panel" role="region" aria-label={text("panel")}
+      style={{ padding: 4, fontSize: 13 }}>
+      <style>{FOCUS_STYLE}</style>
+      {error ? <div data-testid="diag-error" role="alert" style={{ ...small, ...flagged("#dc2626") }}>{text(error.key, error.params)}</div> : null}
       <Engine engine={data.engine} />
       <Launches api={api} launches={data.launches} engine={data.engine} now={now} />
       <HealthProbe probe={data.probe} now={now} />
-      <div style={box} id="diag-findings">
+      <div style={box} id="diag-findings" data-testid="diag-findings" role="region" aria-label={text("findings")}>
         <p style={heading}>{text("findings")} {open.length ? text("open_count", { count: open.filter((f) => !f.resolved).length }) : ""}</p>
-        {open.length === 0 ? <div style={small} id="diag-no-findings">{text("no_findings")}</div> : null}
+        {open.length === 0 ? <div style={small} id="diag-no-findings" data-testid="diag-no-findings">{text("no_findings")}</div> : null}
         {open.map((f) => <FindingCard key={f.id} f={f} now={now} />)}
         {resolved.length ? (
           <details>
-            <summary style={small}>{text("resolved_count", { count: resolved.length })}</summary>
+            <summary data-testid="diag-resolved" style={small}>{text("resolved_count", { count: resolved.length })}</summary>
             {resolved.map((f) => <FindingCard key={f.id} f={f} now={now} />)}
           </details>
         ) : null}

@@ -18,16 +18,14 @@ from bench.apps import AppServer, start_app
 from chainlit_app.doctor import config_from_settings
 from chainlit_app.engine.facts import facts_are_cached, load_engine_facts
 from chainlit_app.settings import PROJECT_ROOT
+from chainlit_app.testing import ChatPage, MissingChromium
+from chainlit_app.testing.browser import launch_options
+from chainlit_app.testing.hooks import REPLY_STATE_JS
 from tests.conftest import REQUIRE_ALL, need_engine, settings_for_tests
 
 __all__ = ["AppServer", "run_app", "run_in_thread"]
 T = TypeVar("T")
 
-CHROMIUM = os.environ.get("CHAT_TEST_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 ADMIN_PASSWORD = "e2e-admin-password"
 USER_PASSWORD = "e2e-user-password"
 ARTIFACTS = PROJECT_ROOT / "test-results"
@@ -74,12 +72,14 @@ def app_server(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> It
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
+    try:
+        options = launch_options()
+    except MissingChromium as exc:
         if REQUIRE_ALL:
-            pytest.fail(f"Chromium missing at {CHROMIUM} (make chromium)")
-        pytest.skip(f"Chromium missing at {CHROMIUM}")
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(**options)
         yield launched
         launched.close()
 
@@ -98,13 +98,11 @@ def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     context.close()
 
 
-def login(page: Page, url: str, user: str, password: str) -> None:
-    """Log in and wait for the welcome message: a message typed before the socket is up is lost."""
-    page.goto(url + "/login")
-    page.fill("#email", user)
-    page.fill("#password", password)
-    page.click("button[type=submit]")
-    page.wait_for_selector("text=Welcome!", timeout=60_000)
+def login(page: Page, url: str, user: str, password: str) -> ChatPage:
+    """Log in and wait for the welcome notice: a message typed before the socket is up is lost."""
+    chat = ChatPage(page, url)
+    chat.login(user, password)
+    return chat
 
 
 LONG_QUESTION = "Write a very long story about a dragon who learns to cook. Make it at least 800 words."
@@ -112,18 +110,14 @@ LONG_QUESTION = "Write a very long story about a dragon who learns to cook. Make
 
 def ask_long_and_wait_for_text(page: Page) -> None:
     """Ask for a long answer and return once its text has started to grow (a new answer, not an old one)."""
-    before = page.locator(".ai-message .message-content").count()
-    ask(page, LONG_QUESTION)
-    page.wait_for_function(
-        "(before) => { const n = document.querySelectorAll('.ai-message .message-content');"
-        " return n.length > before && n[before].innerText.length > 40; }",
-        arg=before, timeout=60_000,
-    )
+    chat = ChatPage(page, "")
+    chat.ask(LONG_QUESTION)
+    chat.wait_first_token(60)
+    page.wait_for_function(f"() => ({REPLY_STATE_JS})().answers.some(a => a.text.length > 40)", timeout=60_000)
 
 
 def ask(page: Page, text: str) -> None:
-    page.fill("#chat-input", text)
-    page.click("#chat-submit")
+    ChatPage(page, "").ask(text)
 
 
 def save_screenshot(page: Page, name: str) -> None:

@@ -17,6 +17,8 @@ from playwright.sync_api import Page
 
 from bench.apps import AppServer, start_app
 from chainlit_app.engine.supervisor import free_port
+from chainlit_app.testing import ChatPage
+from chainlit_app.testing.hooks import LOGIN_ERROR
 from tests.e2e.conftest import login, run_in_thread
 from tests.local_http import serving
 
@@ -68,12 +70,12 @@ def test_a_page_elsewhere_cannot_use_the_login_and_throttling_is_explained(page:
         assert f"refused POST /project/threads from origin '{evil}'" in app.log_text()
 
         page.context.clear_cookies()  # a logged-in visitor of /login is sent on to the chat
-        page.goto(app.url + "/login")
+        chat = ChatPage(page, app.url)
+        chat.open()
         for attempt in range(7):
-            page.fill("#email", "admin")
-            page.fill("#password", f"wrong-{attempt}")
-            page.click("button[type=submit]")
+            chat.submit_login("admin", f"wrong-{attempt}")
             page.wait_for_timeout(300)
+        assert page.locator(LOGIN_ERROR).count(), "the login page shows no error"
         message = page.get_by_text("Too many failed logins for this name from your address")
         message.first.wait_for(timeout=15_000)
         print("the login page says:", message.first.inner_text())

@@ -8,10 +8,10 @@ import time
 import pytest
 from playwright.sync_api import Page, expect
 
+from chainlit_app.testing.hooks import WELCOME
 from tests.e2e.conftest import (
     ADMIN_PASSWORD,
     AppServer,
-    ask,
     ask_long_and_wait_for_text,
     login,
     run_in_thread,
@@ -21,7 +21,7 @@ from tests.vllm_metrics import RequestCounts, read_request_counts
 
 pytestmark = pytest.mark.e2e
 
-ANSWERS = ".ai-message .message-content"
+ANSWERS = ".ai-message .message-content"  # Chainlit's message text, under the app's [data-testid] message
 # Every text length each assistant message shows, keyed by its step element (`#step-<id>`), recorded on
 # every DOM change: the answer is then measured itself, not whatever message happens to be last.
 RECORD_GROWTH = """
@@ -39,20 +39,9 @@ RECORD_GROWTH = """
   new MutationObserver(seen).observe(document.body, {subtree: true, childList: true, characterData: true});
 }
 """
-ANSWER_WITH = """
-(word) => {
-  const content = [...document.querySelectorAll('.ai-message .message-content')]
-    .find(n => n.innerText.includes(word));
-  return content ? content.closest('[id^="step-"]').id : null;
-}
-"""
 MIN_GROWTHS = 5
 QUESTION = "What is the capital of France? Then list the capitals of Germany and Italy."
 MAX_TOKENS = 512  # the app's default CHAT_MAX_TOKENS: an answer left running would end at this length
-
-
-def _last_answer(page: Page) -> str:
-    return page.locator(ANSWERS).last.inner_text()
 
 
 def _growths(lengths: list[int]) -> int:
@@ -62,16 +51,15 @@ def _growths(lengths: list[int]) -> int:
 
 
 def test_question_gets_a_streamed_correct_answer(app_server: AppServer, page: Page) -> None:
-    login(page, app_server.url, "admin", ADMIN_PASSWORD)
-    page.wait_for_selector("text=is ready", timeout=30_000)
+    chat = login(page, app_server.url, "admin", ADMIN_PASSWORD)
+    expect(page.locator(WELCOME)).to_have_attribute("data-state", "ready")
     page.evaluate(RECORD_GROWTH)
     # The demo model answers "What is the capital of France?" in 8 tokens; this asks for twice as many
     # (about 16: "...is Paris, and the capital of Germany is Berlin."), room to watch the answer grow.
-    ask(page, QUESTION)
-    page.wait_for_function(f"() => ({ANSWER_WITH})('Paris') !== null", timeout=60_000)
-    answer_id: str = page.evaluate(ANSWER_WITH, "Paris")
+    reply = chat.ask_and_wait(QUESTION, timeout=60)  # until the stop button is gone: the answer has ended
+    assert len(reply.answers) == 1 and not reply.failures, reply
+    answer_id = reply.answers[0].step_id
     answer = page.locator(f"#{answer_id} {ANSWERS}")
-    expect(page.locator("#stop-button")).to_have_count(0, timeout=60_000)  # the answer has ended
     lengths: list[int] = page.evaluate("(id) => window.__growth[id]", answer_id)
     final = answer.inner_text()
     assert "Paris" in final and "Berlin" in final and "Welcome" not in final, final
@@ -87,20 +75,21 @@ def test_stop_ends_a_long_answer_and_aborts_it_in_vllm(app_server: AppServer, pa
     without finishing on its own, after far fewer tokens than the answer would have had."""
     port = run_in_thread(app_server.diagnostics())["engine"]["port"]
     vllm = f"http://127.0.0.1:{port}"
-    login(page, app_server.url, "admin", ADMIN_PASSWORD)
-    page.wait_for_selector("text=is ready", timeout=30_000)
+    chat = login(page, app_server.url, "admin", ADMIN_PASSWORD)
+    expect(page.locator(WELCOME)).to_have_attribute("data-state", "ready")
     before = read_request_counts(vllm)
     assert before.running == 0, f"another request is running in vLLM: {before}"
     ask_long_and_wait_for_text(page)
     streaming = read_request_counts(vllm)
     assert streaming.running == 1, f"the answer's request should be running in vLLM: {streaming}"
-    page.click("#stop-button")
-    marked = page.locator(ANSWERS, has_text="Stopped by the user")
-    marked.wait_for(timeout=15_000)
-    stopped_text = marked.last.inner_text()
+    chat.stop()
+    stopped = chat.wait_answer(15)
+    marked = page.locator(f"#{stopped.answers[-1].step_id} {ANSWERS}")
+    stopped_text = marked.inner_text()
+    assert stopped.answers[-1].stopped and "Stopped by the user" in stopped_text, stopped_text
     after = _when_nothing_runs(vllm)
     time.sleep(3)
-    assert marked.last.inner_text() == stopped_text, "the answer kept growing after Stop"
+    assert marked.inner_text() == stopped_text, "the answer kept growing after Stop"
     settled = read_request_counts(vllm)
     partial = stopped_text.replace("(Stopped by the user.)", "").strip()
     assert len(partial) > 40, "the partial answer must be kept"
@@ -115,12 +104,7 @@ def test_stop_ends_a_long_answer_and_aborts_it_in_vllm(app_server: AppServer, pa
           f"{streaming.running:.0f} -> {settled.running:.0f}, aborted {settled.aborted_since(before):.0f}, "
           f"finished by reason {settled.finished}")
     # The chat still works after a stop.
-    ask(page, "What is the capital of France?")
-    page.wait_for_function(
-        "() => { const n = document.querySelectorAll('.ai-message .message-content');"
-        " return n.length && n[n.length - 1].innerText.includes('Paris'); }",
-        timeout=60_000,
-    )
+    assert "Paris" in chat.ask_and_wait("What is the capital of France?", timeout=60).text
 
 
 def _when_nothing_runs(vllm: str, timeout: float = 30.0) -> RequestCounts:

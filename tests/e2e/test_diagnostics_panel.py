@@ -15,6 +15,8 @@ import openai
 import pytest
 from playwright.sync_api import Page, expect
 
+from chainlit_app.testing import DiagnosticsPanel
+from chainlit_app.testing.hooks import DIAGNOSTICS_COMMAND, LOG_LINE, OPEN_DIAGNOSTICS, PANEL, WELCOME
 from tests.e2e.conftest import ADMIN_PASSWORD, USER_PASSWORD, AppServer, login, run_app, save_screenshot
 from tests.timing import assert_within
 
@@ -42,10 +44,10 @@ def _engine_key(pid: int) -> str:
     return next(item.split(b"=", 1)[1].decode() for item in environ if item.startswith(b"VLLM_API_KEY="))
 
 
-def open_panel(page: Page) -> None:
-    # Not the thread-history entries (data-sidebar buttons): a thread may be named "Diagnostics" too.
-    page.locator("button:not([data-sidebar])", has_text="Diagnostics").first.click()
-    page.wait_for_selector("#diagnostics-panel", timeout=30_000)
+def open_panel(page: Page) -> DiagnosticsPanel:
+    panel = DiagnosticsPanel(page)
+    panel.open()
+    return panel
 
 
 def test_api_needs_login_and_admin_role(app_server: AppServer) -> None:
@@ -66,29 +68,28 @@ def test_api_needs_login_and_admin_role(app_server: AppServer) -> None:
 
 
 def test_non_admin_has_no_panel(app_server: AppServer, page: Page) -> None:
-    login(page, app_server.url, "alice", USER_PASSWORD)
-    page.wait_for_selector("text=is ready", timeout=30_000)
-    expect(page.locator("button:not([data-sidebar])", has_text="Diagnostics")).to_have_count(0)
-    page.fill("#chat-input", "/diagnostics")
-    page.click("#chat-submit")
-    page.wait_for_selector("text=for admins only", timeout=15_000)
-    expect(page.locator("#diagnostics-panel")).to_have_count(0)
+    chat = login(page, app_server.url, "alice", USER_PASSWORD)
+    expect(page.locator(WELCOME)).to_have_attribute("data-state", "ready")
+    expect(page.locator(OPEN_DIAGNOSTICS)).to_have_count(0)
+    chat.ask(DIAGNOSTICS_COMMAND)
+    page.wait_for_selector("[data-testid=chat-admin-only]", timeout=15_000)
+    expect(page.locator(PANEL)).to_have_count(0)
 
 
 def test_panel_shows_engine_log_and_a_real_fault_as_text(app_server: AppServer, page: Page) -> None:
     """A request for a model that does not exist makes vLLM log an ERROR holding the model name; the
     panel shows it as a named finding with its fix within 2 s, and the HTML in it stays text."""
     login(page, app_server.url, "admin", ADMIN_PASSWORD)
-    open_panel(page)
-    expect(page.locator("#diag-engine-state")).to_have_text("ready", timeout=10_000)
-    page.wait_for_function("() => document.querySelectorAll('.diag-log-line').length > 5", timeout=10_000)
+    panel = open_panel(page)
+    panel.wait_engine_state("ready", timeout=10)
+    page.wait_for_function(f"() => document.querySelectorAll('{LOG_LINE}').length > 5", timeout=10_000)
 
     engine = _engine(app_server)
     client = openai.OpenAI(base_url=f"http://127.0.0.1:{engine['port']}/v1", api_key=_engine_key(int(engine["pid"])))
     with pytest.raises(openai.NotFoundError):
         client.chat.completions.create(model=XSS_MODEL, messages=[{"role": "user", "content": "hi"}])
     made = time.monotonic()
-    finding = page.locator(".diag-finding[data-kind=model_not_found]", has_text="does not exist")
+    finding = panel.finding_cards("model_not_found").filter(has_text="does not exist")
     finding.first.wait_for(timeout=10_000)
     assert_within(time.monotonic() - made, 2.0 + 1.0, "the finding appearing (2 s + 1 s of panel polling)")
     text = finding.first.inner_text()
@@ -96,12 +97,12 @@ def test_panel_shows_engine_log_and_a_real_fault_as_text(app_server: AppServer, 
     assert "--served-model-name" in text or "CHAT_SERVED_MODEL_NAME" in text, "the fix is missing"
     assert "<img" in text, "the HTML in the log line must be shown as text"
     # on what basis and where it was seen, in words, on the card the admin reads
-    basis = finding.first.locator(".diag-basis").inner_text()
+    basis = finding.first.locator("[data-testid=diag-basis]").inner_text()
     assert "named by a rule" in basis and "engine log" in basis, basis
     assert finding.first.get_attribute("data-basis") == "rule"
     assert finding.first.get_attribute("data-source") == "log"
     assert page.evaluate("window.__xss") is None, "log text was rendered as HTML"
-    assert page.locator("#diagnostics-panel img").count() == 0
+    assert page.locator(f"{PANEL} img").count() == 0
     save_screenshot(page, "diagnostics.png")
 
 
@@ -112,27 +113,27 @@ def test_attached_app_with_a_wrong_key_shows_auth_in_the_panel(app_server: AppSe
     with run_app(tmp_path, ("starting",), CHAT_MODE="attach", CHAT_VLLM_URL=f"http://127.0.0.1:{engine['port']}/v1",
                  CHAT_API_KEY="wrong-key") as attached:
         login(page, attached.url, "admin", ADMIN_PASSWORD)
-        page.wait_for_selector("text=Waiting for the vLLM server", timeout=15_000)
-        open_panel(page)
-        finding = page.locator(".diag-finding[data-kind=auth]")
-        finding.first.wait_for(timeout=15_000)
-        assert "CHAT_API_KEY" in finding.first.inner_text()
-        assert page.locator("#diag-engine").inner_text().count("pid") == 0, "attach mode hides process control"
+        expect(page.locator(WELCOME)).to_contain_text("Waiting for the vLLM server")
+        panel = open_panel(page)
+        panel.wait_finding("auth", timeout=15)
+        assert "CHAT_API_KEY" in panel.finding_cards("auth").first.inner_text()
+        assert page.locator("[data-testid=diag-engine-fact][data-name=pid]").count() == 0, \
+            "attach mode hides process control"
 
 
 def test_killed_engine_shows_as_connection_then_resolved(app_server: AppServer, page: Page) -> None:
     """kill -9 the vLLM server: the panel names it within 2 s, and marks it resolved after the restart."""
     login(page, app_server.url, "admin", ADMIN_PASSWORD)
-    open_panel(page)
-    expect(page.locator("#diag-engine-state")).to_have_text("ready", timeout=10_000)
+    panel = open_panel(page)
+    panel.wait_engine_state("ready", timeout=10)
     pid = int(_engine(app_server)["pid"])
     os.kill(pid, signal.SIGKILL)
     killed = time.monotonic()
-    crash = page.locator(".diag-finding[data-kind=connection][data-resolved=no]")
+    crash = panel.finding_cards("connection")
     crash.first.wait_for(timeout=10_000)
     assert_within(time.monotonic() - killed, 3.0, "the panel naming the crash (2 s + 1 s of panel polling)")
     assert "SIGKILL" in crash.first.inner_text()
-    expect(page.locator("#diag-engine-state")).to_have_text("ready", timeout=300_000)
-    page.wait_for_selector(".diag-finding[data-kind=connection][data-resolved=yes]", state="attached",
+    panel.wait_engine_state("ready", timeout=300)
+    page.wait_for_selector("[data-testid=diag-finding][data-kind=connection][data-resolved=yes]", state="attached",
                            timeout=10_000)
     assert _engine(app_server)["restarts"] == 1

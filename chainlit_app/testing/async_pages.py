@@ -1,0 +1,142 @@
+"""Page objects for Playwright's async API: the same steps as `sync_pages`, awaited.
+
+The selectors and in-page scripts are shared (`hooks`); only the awaiting differs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from playwright.async_api import Locator, Page
+
+from chainlit_app.testing import hooks
+from chainlit_app.testing.hooks import Finding, LogLine, Notice, ReplyState
+
+POLL_S = 0.1
+
+
+class AsyncChatPage:
+    """One user's chat: log in, wait for the socket, ask, follow the answer, stop, retry, resume."""
+
+    def __init__(self, page: Page, url: str) -> None:
+        self.page = page
+        self.url = url.rstrip("/")
+
+    async def open(self, timeout: float = 60.0) -> None:
+        await self.page.goto(self.url + "/login", timeout=timeout * 1000)
+        await self.page.wait_for_selector(hooks.LOGIN_USER, timeout=timeout * 1000)
+
+    async def submit_login(self, user: str, password: str) -> None:
+        await self.page.fill(hooks.LOGIN_USER, user)
+        await self.page.fill(hooks.LOGIN_PASSWORD, password)
+        await self.page.click(hooks.LOGIN_SUBMIT)
+
+    async def wait_connected(self, timeout: float = 60.0) -> None:
+        await self.page.wait_for_selector(hooks.WELCOME, timeout=timeout * 1000)
+
+    async def login(self, user: str, password: str, timeout: float = 60.0) -> None:
+        await self.open(timeout)
+        await self.submit_login(user, password)
+        await self.wait_connected(timeout)
+
+    async def ask(self, question: str) -> None:
+        await self.page.fill(hooks.CHAT_INPUT, question)
+        await self.page.click(hooks.CHAT_SUBMIT)
+
+    async def reply(self) -> ReplyState:
+        return ReplyState.from_page(await self.page.evaluate(hooks.REPLY_STATE_JS))
+
+    async def wait_first_token(self, timeout: float = 300.0) -> ReplyState:
+        return await self._wait(lambda r: bool(r.text) or r.ended, timeout, "the answer's first token")
+
+    async def wait_answer(self, timeout: float = 300.0) -> ReplyState:
+        return await self._wait(lambda r: r.ended, timeout, "the answer to end")
+
+    async def ask_and_wait(self, question: str, timeout: float = 300.0) -> ReplyState:
+        await self.ask(question)
+        await self.wait_first_token(timeout)
+        return await self.wait_answer(timeout)
+
+    async def stop(self) -> None:
+        await self.page.click(hooks.STOP_BUTTON)
+
+    async def retry(self) -> None:
+        await self.page.locator(hooks.RETRY).last.click()
+
+    async def notices(self, testid: str | None = None) -> list[Notice]:
+        return [n for n in (await self.reply()).notices if testid is None or n.testid == testid]
+
+    def thread_id(self) -> str | None:
+        path = self.page.url.split("?")[0]
+        return path.rsplit("/thread/", 1)[1] if "/thread/" in path else None
+
+    async def resume_thread(self, thread_id: str, timeout: float = 60.0) -> None:
+        await self.page.goto(f"{self.url}/thread/{thread_id}", timeout=timeout * 1000)
+        await self.page.wait_for_selector("[data-step-type]", timeout=timeout * 1000)
+        await self.page.wait_for_selector(hooks.CHAT_INPUT, timeout=timeout * 1000)
+
+    async def transcript(self) -> list[tuple[str, str]]:
+        """Every message on the page as (user|assistant, text), hooks or not: a resumed thread's stored
+        messages carry no hooks (they are drawn for the live page only)."""
+        return [(item["role"], item["text"]) for item in await self.page.evaluate(hooks.TRANSCRIPT_JS)]
+
+    async def wait_until(self, done: Callable[[ReplyState], bool], timeout: float = 300.0,
+                   what: str = "the page") -> ReplyState:
+        """Until `done` holds for what followed the latest question (e.g. a retried answer)."""
+        return await self._wait(done, timeout, what)
+
+    async def _wait(self, done: Callable[[ReplyState], bool], timeout: float, what: str) -> ReplyState:
+        deadline = time.monotonic() + timeout
+        while True:
+            state = await self.reply()
+            if done(state):
+                return state
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"waited {timeout:.0f} s for {what}; the page shows: {state}")
+            await self.page.wait_for_timeout(POLL_S * 1000)
+
+
+class AsyncDiagnosticsPanel:
+    """The admin's side panel: engine state, findings by kind, the log."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+
+    @property
+    def root(self) -> Locator:
+        return self.page.locator(hooks.PANEL)
+
+    async def open(self, timeout: float = 30.0) -> None:
+        """By the welcome notice's button, or by the /diagnostics command once that notice has scrolled
+        away or was replaced (a new thread's page)."""
+        button = self.page.locator(hooks.OPEN_DIAGNOSTICS)
+        if await button.count():
+            await button.last.click(timeout=timeout * 1000)
+        else:
+            await self.page.fill(hooks.CHAT_INPUT, hooks.DIAGNOSTICS_COMMAND)
+            await self.page.click(hooks.CHAT_SUBMIT)
+        await self.page.wait_for_selector(hooks.PANEL, timeout=timeout * 1000)
+
+    async def engine_state(self) -> str:
+        return await self.page.locator(hooks.ENGINE_STATE).get_attribute("data-state") or ""
+
+    async def wait_engine_state(self, *states: str, timeout: float = 300.0) -> str:
+        selector = ", ".join(f'{hooks.ENGINE_STATE}[data-state="{s}"]' for s in states)
+        await self.page.wait_for_selector(selector, timeout=timeout * 1000)
+        return await self.engine_state()
+
+    def finding_cards(self, kind: str | None = None, open_only: bool = True) -> Locator:
+        return self.page.locator(hooks.finding_selector(kind, open_only))
+
+    async def findings(self, kind: str | None = None, open_only: bool = True) -> list[Finding]:
+        raw = await self.page.evaluate(hooks.FINDINGS_JS, hooks.finding_selector(kind, open_only))
+        return [Finding.from_page(item) for item in raw]
+
+    async def wait_finding(self, kind: str, open_only: bool = True, timeout: float = 30.0) -> Finding:
+        await self.finding_cards(kind, open_only).first.wait_for(state="attached", timeout=timeout * 1000)
+        return (await self.findings(kind, open_only))[0]
+
+    async def log_lines(self, level: str | None = None) -> list[LogLine]:
+        lines = [LogLine(item["level"], item["text"]) for item in await self.page.evaluate(hooks.LOG_LINES_JS)]
+        return [line for line in lines if level is None or line.level == level]

@@ -1,0 +1,151 @@
+"""Page objects for Playwright's sync API: the chat and the admin's diagnostics panel.
+
+They find everything by the app's stable hooks (README, "Scripted UI tests") and Chainlit's element ids,
+never by display text, so a script keeps working in any language and across the app's restyling.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from playwright.sync_api import Locator, Page
+
+from chainlit_app.testing import hooks
+from chainlit_app.testing.hooks import Finding, LogLine, Notice, ReplyState
+
+POLL_S = 0.1
+
+
+class ChatPage:
+    """One user's chat: log in, wait for the socket, ask, follow the answer, stop, retry, resume."""
+
+    def __init__(self, page: Page, url: str) -> None:
+        self.page = page
+        self.url = url.rstrip("/")
+
+    def open(self, timeout: float = 60.0) -> None:
+        self.page.goto(self.url + "/login", timeout=timeout * 1000)
+        self.page.wait_for_selector(hooks.LOGIN_USER, timeout=timeout * 1000)
+
+    def submit_login(self, user: str, password: str) -> None:
+        self.page.fill(hooks.LOGIN_USER, user)
+        self.page.fill(hooks.LOGIN_PASSWORD, password)
+        self.page.click(hooks.LOGIN_SUBMIT)
+
+    def wait_connected(self, timeout: float = 60.0) -> None:
+        """The welcome notice is sent over the socket once the chat session has started: a message typed
+        before that would be lost."""
+        self.page.wait_for_selector(hooks.WELCOME, timeout=timeout * 1000)
+
+    def login(self, user: str, password: str, timeout: float = 60.0) -> None:
+        self.open(timeout)
+        self.submit_login(user, password)
+        self.wait_connected(timeout)
+
+    def ask(self, question: str) -> None:
+        self.page.fill(hooks.CHAT_INPUT, question)
+        self.page.click(hooks.CHAT_SUBMIT)
+
+    def reply(self) -> ReplyState:
+        """What followed the latest question, as the page shows it now."""
+        return ReplyState.from_page(self.page.evaluate(hooks.REPLY_STATE_JS))
+
+    def wait_first_token(self, timeout: float = 300.0) -> ReplyState:
+        """Until the answer shows text, or the app says why it will not."""
+        return self._wait(lambda r: bool(r.text) or r.ended, timeout, "the answer's first token")
+
+    def wait_answer(self, timeout: float = 300.0) -> ReplyState:
+        """Until the answer is complete (the stop button is gone), or the app says why there is none."""
+        return self._wait(lambda r: r.ended, timeout, "the answer to end")
+
+    def ask_and_wait(self, question: str, timeout: float = 300.0) -> ReplyState:
+        self.ask(question)
+        self.wait_first_token(timeout)
+        return self.wait_answer(timeout)
+
+    def stop(self) -> None:
+        self.page.click(hooks.STOP_BUTTON)
+
+    def retry(self) -> None:
+        """Press the latest Retry button (under a failure notice or an interrupted answer)."""
+        self.page.locator(hooks.RETRY).last.click()
+
+    def notices(self, testid: str | None = None) -> list[Notice]:
+        """The app's notices after the latest question (all of one test id when given)."""
+        return [n for n in self.reply().notices if testid is None or n.testid == testid]
+
+    def thread_id(self) -> str | None:
+        path = self.page.url.split("?")[0]
+        return path.rsplit("/thread/", 1)[1] if "/thread/" in path else None
+
+    def resume_thread(self, thread_id: str, timeout: float = 60.0) -> None:
+        """Open a stored thread and wait until its messages are shown and the composer is ready."""
+        self.page.goto(f"{self.url}/thread/{thread_id}", timeout=timeout * 1000)
+        self.page.wait_for_selector("[data-step-type]", timeout=timeout * 1000)
+        self.page.wait_for_selector(hooks.CHAT_INPUT, timeout=timeout * 1000)
+
+    def transcript(self) -> list[tuple[str, str]]:
+        """Every message on the page as (user|assistant, text), hooks or not: a resumed thread's stored
+        messages carry no hooks (they are drawn for the live page only)."""
+        return [(item["role"], item["text"]) for item in self.page.evaluate(hooks.TRANSCRIPT_JS)]
+
+    def wait_until(self, done: Callable[[ReplyState], bool], timeout: float = 300.0,
+                   what: str = "the page") -> ReplyState:
+        """Until `done` holds for what followed the latest question (e.g. a retried answer)."""
+        return self._wait(done, timeout, what)
+
+    def _wait(self, done: Callable[[ReplyState], bool], timeout: float, what: str) -> ReplyState:
+        deadline = time.monotonic() + timeout
+        while True:
+            state = self.reply()
+            if done(state):
+                return state
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"waited {timeout:.0f} s for {what}; the page shows: {state}")
+            self.page.wait_for_timeout(POLL_S * 1000)
+
+
+class DiagnosticsPanel:
+    """The admin's side panel: engine state, findings by kind, the log."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+
+    @property
+    def root(self) -> Locator:
+        return self.page.locator(hooks.PANEL)
+
+    def open(self, timeout: float = 30.0) -> None:
+        """By the welcome notice's button, or by the /diagnostics command once that notice has scrolled
+        away or was replaced (a new thread's page)."""
+        button = self.page.locator(hooks.OPEN_DIAGNOSTICS)
+        if button.count():
+            button.last.click(timeout=timeout * 1000)
+        else:
+            self.page.fill(hooks.CHAT_INPUT, hooks.DIAGNOSTICS_COMMAND)
+            self.page.click(hooks.CHAT_SUBMIT)
+        self.page.wait_for_selector(hooks.PANEL, timeout=timeout * 1000)
+
+    def engine_state(self) -> str:
+        return self.page.locator(hooks.ENGINE_STATE).get_attribute("data-state") or ""
+
+    def wait_engine_state(self, *states: str, timeout: float = 300.0) -> str:
+        selector = ", ".join(f'{hooks.ENGINE_STATE}[data-state="{s}"]' for s in states)
+        self.page.wait_for_selector(selector, timeout=timeout * 1000)
+        return self.engine_state()
+
+    def finding_cards(self, kind: str | None = None, open_only: bool = True) -> Locator:
+        return self.page.locator(hooks.finding_selector(kind, open_only))
+
+    def findings(self, kind: str | None = None, open_only: bool = True) -> list[Finding]:
+        raw = self.page.evaluate(hooks.FINDINGS_JS, hooks.finding_selector(kind, open_only))
+        return [Finding.from_page(item) for item in raw]
+
+    def wait_finding(self, kind: str, open_only: bool = True, timeout: float = 30.0) -> Finding:
+        self.finding_cards(kind, open_only).first.wait_for(state="attached", timeout=timeout * 1000)
+        return self.findings(kind, open_only)[0]
+
+    def log_lines(self, level: str | None = None) -> list[LogLine]:
+        lines = [LogLine(item["level"], item["text"]) for item in self.page.evaluate(hooks.LOG_LINES_JS)]
+        return [line for line in lines if level is None or line.level == level]
