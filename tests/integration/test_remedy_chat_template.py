@@ -51,14 +51,16 @@ async def test_a_model_without_a_chat_template_answers_with_the_shipped_one(demo
         body = await wait_for(app, "chat_template named with its remedy",
                               lambda b: open_finding(b, "chat_template", REMEDY) is not None, timeout=30)
         finding = open_finding(body, "chat_template", REMEDY)
-        assert finding is not None and finding["source"] == "chat", finding
+        # Named from vLLM's refusal: its 400 line in the log the app follows, or the chat's own error, whichever
+        # the app saw first.
+        assert finding is not None and finding["source"] in ("log", "chat"), finding
         [remedy] = finding["remedies"]
         assert remedy["overrides"] == {"chat_template": str(CHATML.path)}, remedy
 
         result, seconds = await press(http, APPLY, {"finding": finding["id"], "remedy": REMEDY})
         print(f"\nremedy {REMEDY} apply: {remedy['reason']}; {'verified' if result['fixed'] else 'NOT verified'}; "
               f"POST to verified {seconds:.1f} s (the app's count {result['seconds']} s); answer {result['answer']!r}; "
-              f"the refusal was: {finding['evidence'][-1]['text'][:200]}")
+              f"the refusal ({finding['source']}) was: {finding['evidence'][-1]['text'][:200]}")
         assert result["fixed"], result
         body = await app.diagnostics()
         assert body["engine"]["state"] == "ready" and str(CHATML.path) in await newest_command(app, body)
