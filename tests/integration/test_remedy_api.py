@@ -1,5 +1,5 @@
 """Issue 13's apply/undo loop through the running app's HTTP API, as the panel drives it: `chainlit run app.py`
-started with a context the KV cache cannot hold (the fault of test_remedy_kv_cache.py, hit by vLLM itself: no
+started with a context the KV cache cannot hold (hit by vLLM itself: no
 preflight), so vLLM's start fails and the app's log tail names it. Then the routes' gates (login, admin, origin,
 input), the admin's apply (one at a time), the verified restart, a chat answer, the override listed, and undo.
 A second app with CHAT_AUTO_REMEDY=safe gets the same fault fixed without a click."""
