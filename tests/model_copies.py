@@ -29,3 +29,35 @@ def edit_json(path: Path, **values: Any) -> None:
         else:
             data[key] = value
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+CUSTOM_CONFIG = '''"""A configuration class of the model's own (remote code): Llama's under another name."""
+from transformers import LlamaConfig
+
+
+class CustomLlamaConfig(LlamaConfig):
+    model_type = "custom_llama"
+'''
+CUSTOM_MODELING = '''"""A model class of the model's own (remote code): Llama with the configuration above."""
+from transformers import LlamaForCausalLM
+
+from .configuration_custom_llama import CustomLlamaConfig
+
+
+class CustomLlamaForCausalLM(LlamaForCausalLM):
+    config_class = CustomLlamaConfig
+'''
+
+
+def remote_code_copy(demo_model: Path, into: Path) -> Path:
+    """A copy of the demo model whose config.json names its own classes through `auto_map` (a model_type
+    transformers does not know, implemented in .py files in the folder): loading its configuration runs that
+    code, which transformers (and so vLLM) does only with trust_remote_code. The weights are Llama's, and the
+    architecture stays LlamaForCausalLM, which vLLM serves with its own implementation once the config loads."""
+    folder = model_copy(demo_model, into)
+    (folder / "configuration_custom_llama.py").write_text(CUSTOM_CONFIG, encoding="utf-8")
+    (folder / "modeling_custom_llama.py").write_text(CUSTOM_MODELING, encoding="utf-8")
+    edit_json(folder / "config.json", model_type="custom_llama", auto_map={
+        "AutoConfig": "configuration_custom_llama.CustomLlamaConfig",
+        "AutoModelForCausalLM": "modeling_custom_llama.CustomLlamaForCausalLM"})
+    return folder

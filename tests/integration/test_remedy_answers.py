@@ -1,17 +1,16 @@
-"""Issue 13's remedies against a real vLLM, one engine handle for the module (wired as chainlit_app/runtime.py
-wires it), each fault made for real and named by the app's own path:
+"""Issue 13's remedies for a taken port, a generation config that stops at once and a looping answer, through
+the running app's API as the panel applies them, on one app with one real vLLM (a copy of the demo model):
 
-1. free_port: the fixed CHAT_PORT is held by another listening socket; vLLM cannot bind, the log tail names
-   port_in_use, the remedy moves to a free port;
-2. default_generation_config: the model folder's generation_config.json makes every token a stop token, so the
-   chat's answers come back empty after one token; the chat names empty_output, the remedy serves with
-   a corrected copy of the file (`--generation-config FOLDER`);
-3. repetition_penalty: with no penalty the demo model loops on the issue's question; the chat names
-   degenerate_output with the repeated phrase, the remedy sets the penalty the chat's requests carry (no restart).
-
-Each apply goes through SpawnedEngine.apply_remedy (write the override, restart when it is a launch setting,
-verify with a real completion), then the chat asks again; undo restores the fault. Tests run in order.
-"""
+1. free_port: CHAT_PORT names a port another program listens on; vLLM cannot bind, the app's log tail names
+   port_in_use, "Apply fix" moves vLLM to a free port (verified by a one-token completion);
+2. default_generation_config: the folder's generation_config.json makes every token a stop token (broken before
+   the app starts, so it is the next fault the chat meets once vLLM runs); the chat's answer comes back empty,
+   the chat names empty_output, "Apply fix" serves with a corrected copy of the file, the chat answers;
+3. repetition_penalty: with no penalty (CHAT_REPETITION_PENALTY=1.0) the demo model loops on the issue's question;
+   the chat names degenerate_output with the repeated phrase, "Apply fix" sets the penalty the chat's requests
+   carry (no restart), the same question loops far less; undo takes it back (no restart).
+Then undo brings back the empty answers, and undo of free_port the port refusal. Tests run in order; starts:
+one failed, two good restarts, one good undo restart, one failed undo restart."""
 
 from __future__ import annotations
 
@@ -19,18 +18,30 @@ import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 import pytest_asyncio
 
-from chainlit_app.engine.status import EngineState
-from chainlit_app.handles.spawned import SpawnedEngine
-from chainlit_app.monitor import Monitor
-from chainlit_app.remedies import Proposal, RemedyResult, finding_from_entry
-from tests.chat_path import ask, chat_params, watched_engine
-from tests.conftest import settings_for_tests
-from tests.findings_wait import finding_of
+from bench.apps import AppServer
+from bench.chainlit_client import AskResult, ChainlitSession
+from chainlit_app.diagnostics.answer_loops import distinct_word_ratio
 from tests.model_copies import edit_json, model_copy
+from tests.remedy_app import (
+    APPLY,
+    UNDO,
+    USER,
+    USER_PASSWORD,
+    admin_http,
+    fixed_by,
+    listed,
+    newest_command,
+    open_finding,
+    press,
+    running_app,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
 CAPITAL = "What is the capital of France?"
@@ -39,9 +50,8 @@ LOOPING = "Explain in two sentences what vLLM is."  # the issue's question: the 
 
 @dataclass
 class Rig:
-    engine: SpawnedEngine
-    monitor: Monitor
-    folder: Path
+    app: AppServer
+    http: httpx.AsyncClient
     taken_port: int
 
 
@@ -59,99 +69,108 @@ async def rig(demo_model: Path, blocker: socket.socket, tmp_path_factory: pytest
               ) -> AsyncIterator[Rig]:
     root = tmp_path_factory.mktemp("remedy-answers")
     folder = model_copy(demo_model, root / "smollm2-copy")
+    # A broken config, as after a bad conversion: every token id ends the answer. vLLM reads it at start.
+    edit_json(folder / "generation_config.json", eos_token_id=list(range(49152)))
     port = blocker.getsockname()[1]
-    settings = settings_for_tests(model=str(folder), served_model_name="demo", data_dir=root / "data",
-                                  log_dir=root / "logs", max_model_len=1024, preflight=False, max_restarts=0,
-                                  port=port, repetition_penalty=1.0)
-    async with watched_engine(settings) as (engine, monitor):
-        yield Rig(engine, monitor, folder, port)
+    async with running_app(root / "data", CHAT_MODEL=str(folder), CHAT_SERVED_MODEL_NAME="demo",
+                           CHAT_PORT=str(port), CHAT_REPETITION_PENALTY="1.0") as app, admin_http(app) as http:
+        yield Rig(app, http, port)
 
 
-async def only_proposal(rig: Rig, kind: str, remedy: str) -> Proposal:
-    entry = await finding_of(rig.monitor, kind, timeout=15.0)
-    proposals = rig.engine.proposals(finding_from_entry(entry))
-    assert [p.remedy.id for p in proposals] == [remedy], [p.remedy.id for p in proposals]
-    return proposals[0]
+async def ask(app: AppServer, question: str) -> AskResult:
+    """A new conversation in the chat, as a user opens one."""
+    async with ChainlitSession(app.url, USER, USER_PASSWORD) as chat:
+        return await chat.ask(question, timeout=300)
 
 
-def report(result: RemedyResult, what: str) -> None:
-    print(f"\nremedy {result.remedy} {result.action}: {what}; {'verified' if result.fixed else 'NOT verified'} "
-          f"after {result.seconds:.1f} s; answer {result.answer!r}; evidence {result.evidence}")
-
-
-def resolved_reason(rig: Rig, kind: str) -> str:
-    return next(e["resolved_reason"] for e in rig.monitor.store.snapshot() if e["kind"] == kind and e["resolved"])
+def report(result: dict[str, Any], seconds: float, what: str) -> None:
+    print(f"\nremedy {result['remedy']} {result['action']}: {what}; {'verified' if result['fixed'] else 'NOT verified'}"
+          f"; POST to answer {seconds:.1f} s (the app's count {result['seconds']} s); answer {result['answer']!r}; "
+          f"evidence {result['evidence']}")
 
 
 async def test_free_port_moves_vllm_off_a_port_another_program_holds(rig: Rig) -> None:
-    await rig.engine.start()
-    assert rig.engine.status.state == EngineState.FAILED, rig.engine.status
-    proposal = await only_proposal(rig, "port_in_use", "free_port")  # named from the engine's log
-    new_port = proposal.overrides["port"]
-    assert proposal.previous == {"port": rig.taken_port} and new_port != rig.taken_port
+    body = await wait_for(rig.app, "port_in_use named with its remedy", lambda b: b["engine"]["state"] == "failed"
+                          and open_finding(b, "port_in_use", "free_port") is not None)
+    finding = open_finding(body, "port_in_use", "free_port")
+    assert finding is not None and finding["source"] == "log"
+    [remedy] = finding["remedies"]
+    new_port = remedy["overrides"]["port"]
+    assert remedy["previous"] == {"port": rig.taken_port} and new_port != rig.taken_port
 
-    result = await rig.engine.apply_remedy(proposal)
-    report(result, f"--port {rig.taken_port} -> {new_port}")
-    assert result.fixed, result.evidence
-    assert rig.engine.is_ready() and rig.engine.base_url.endswith(f":{new_port}")
-    assert resolved_reason(rig, "port_in_use").startswith("fixed by free_port")
-    answer = await ask(rig.engine, rig.monitor, CAPITAL, chat_params(rig.engine, 24))
-    assert "Paris" in answer.text, answer
+    result, seconds = await press(rig.http, APPLY, {"finding": finding["id"], "remedy": "free_port"})
+    report(result, seconds, f"--port {rig.taken_port} -> {new_port}")
+    assert result["fixed"], result
+    body = await rig.app.diagnostics()
+    assert body["engine"]["state"] == "ready" and f"--port {new_port}" in await newest_command(rig.app, body)
+    fixed_by(body, finding["id"], "free_port")
 
 
-async def test_generation_config_that_stops_at_once_is_served_with_vllms_defaults(rig: Rig) -> None:
-    # The folder's generation_config.json now lists every token id as an end of the answer (a broken config,
-    # as after a bad conversion); vLLM reads it at start.
-    edit_json(rig.folder / "generation_config.json", eos_token_id=list(range(49152)))
-    await rig.engine.restart()
-    assert rig.engine.is_ready()
-    empty = await ask(rig.engine, rig.monitor, CAPITAL, chat_params(rig.engine, 24))
-    assert (empty.text, empty.completion_tokens) == ("", 1), empty
-    proposal = await only_proposal(rig, "empty_output", "default_generation_config")
-    assert "49151 token id(s) besides the tokenizer's EOS 2" in proposal.reason
+async def test_generation_config_that_stops_at_once_is_served_corrected(rig: Rig) -> None:
+    empty = await ask(rig.app, CAPITAL)  # vLLM runs now: the chat meets the next fault
+    assert empty.completed and "Paris" not in empty.text and not empty.text.strip(), empty
+    body = await wait_for(rig.app, "empty_output named with its remedy",
+                          lambda b: open_finding(b, "empty_output", "default_generation_config") is not None,
+                          timeout=30)
+    finding = open_finding(body, "empty_output", "default_generation_config")
+    assert finding is not None and finding["source"] == "chat"
+    [remedy] = finding["remedies"]
+    assert "49151 token id(s) besides the tokenizer's EOS 2" in remedy["reason"], remedy
 
-    result = await rig.engine.apply_remedy(proposal)
-    report(result, f"--generation-config {proposal.overrides['generation_config']}")
-    assert result.fixed and result.answer.strip(), result.evidence
-    assert rig.engine.supervisor is not None and "--generation-config" in rig.engine.supervisor.argv
-    assert resolved_reason(rig, "empty_output").startswith("fixed by default_generation_config")
-    answer = await ask(rig.engine, rig.monitor, CAPITAL, chat_params(rig.engine, 24))
-    assert "Paris" in answer.text, answer
+    result, seconds = await press(rig.http, APPLY, {"finding": finding["id"], "remedy": "default_generation_config"})
+    report(result, seconds, f"--generation-config {remedy['overrides']['generation_config']}")
+    assert result["fixed"] and "paris" in result["answer"].lower(), result  # an answer fault: judged on the answer
+    body = await rig.app.diagnostics()
+    assert "--generation-config" in await newest_command(rig.app, body)
+    fixed_by(body, finding["id"], "default_generation_config")
+    answer = await ask(rig.app, CAPITAL)
+    assert answer.completed and "Paris" in answer.text, (answer.text, answer.notices, answer.error)
 
 
 async def test_a_looping_answer_gets_a_repetition_penalty_without_a_restart(rig: Rig) -> None:
-    assert rig.engine.repetition_penalty() == 1.0  # configured off (CHAT_REPETITION_PENALTY=1.0)
-    looping = await ask(rig.engine, rig.monitor, LOOPING, chat_params(rig.engine))
-    assert [f.kind for f in looping.findings] == ["degenerate_output"], looping
-    proposal = await only_proposal(rig, "degenerate_output", "repetition_penalty")
-    assert " times" in proposal.finding.text and "'" in proposal.finding.text  # the repeated phrase, quoted
-    process = rig.engine.process
+    looping = await ask(rig.app, LOOPING)
+    body = await wait_for(rig.app, "degenerate_output named with its remedy",
+                          lambda b: open_finding(b, "degenerate_output", "repetition_penalty") is not None,
+                          timeout=30)
+    finding = open_finding(body, "degenerate_output", "repetition_penalty")
+    assert finding is not None and finding["source"] == "chat"
+    said = finding["evidence"][-1]["text"]
+    assert " times" in said and "'" in said, said  # the repeated phrase, quoted
+    pid = body["engine"]["pid"]
 
-    result = await rig.engine.apply_remedy(proposal)
-    report(result, "repetition_penalty 1.0 -> 1.1")
-    assert result.fixed and rig.engine.process is process, "a request setting needs no restart"
-    assert rig.engine.repetition_penalty() == 1.1 and result.overrides["repetition_penalty"] == 1.1
-    fixed = await ask(rig.engine, rig.monitor, LOOPING, chat_params(rig.engine))
-    print(f"\n{LOOPING!r} at temperature 0: distinct-word ratio {looping.distinct_words:.2f} "
-          f"({looping.completion_tokens} tokens, {looping.finish_reason}) without the penalty, "
-          f"{fixed.distinct_words:.2f} ({fixed.completion_tokens} tokens, {fixed.finish_reason}) with 1.1; "
-          f"evidence: {proposal.finding.text}")
-    assert not fixed.findings, fixed.findings
-    assert fixed.distinct_words > looping.distinct_words
+    result, seconds = await press(rig.http, APPLY, {"finding": finding["id"], "remedy": "repetition_penalty"})
+    report(result, seconds, "repetition_penalty 1.0 -> 1.1")
+    assert result["fixed"] and result["overrides"]["repetition_penalty"] == 1.1, result
+    body = await rig.app.diagnostics()
+    assert body["engine"]["pid"] == pid, "a request setting needs no restart"
+    assert ("repetition_penalty", 1.1, 1.0, "repetition_penalty") in listed(body)
+    fixed_by(body, finding["id"], "repetition_penalty")
 
-    undone = await rig.engine.undo_remedy("repetition_penalty")
-    assert undone.fixed and rig.engine.repetition_penalty() == 1.0 and rig.engine.process is process
+    better = await ask(rig.app, LOOPING)
+    before, after = distinct_word_ratio(looping.text), distinct_word_ratio(better.text)
+    print(f"\n{LOOPING!r} at temperature 0 in the chat: distinct-word ratio {before:.2f} ({len(looping.text)} chars) "
+          f"without the penalty, {after:.2f} ({len(better.text)} chars) with 1.1; evidence: {said}")
+    assert better.completed and after > before
+    body = await rig.app.diagnostics()
+    assert not [f for f in body["findings"] if f["kind"] == "degenerate_output" and not f["resolved"]], \
+        "the answer with the penalty still loops"
+
+    undone, seconds = await press(rig.http, UNDO, {"remedy": "repetition_penalty"})
+    report(undone, seconds, "repetition_penalty back to 1.0")
+    assert undone["fixed"] and (await rig.app.diagnostics())["engine"]["pid"] == pid
 
 
 async def test_undo_brings_back_the_configured_launch(rig: Rig) -> None:
-    undone = await rig.engine.undo_remedy("default_generation_config")
-    report(undone, "back to the model's generation_config.json")
-    assert undone.fixed  # the one-token verification does not ask for text: the server answers
-    empty = await ask(rig.engine, rig.monitor, CAPITAL, chat_params(rig.engine, 24))
-    assert empty.text == "" and empty.completion_tokens == 1, "the fault is back"
+    undone, seconds = await press(rig.http, UNDO, {"remedy": "default_generation_config"})
+    report(undone, seconds, "back to the model's generation_config.json")
+    assert undone["fixed"]  # the one-token verification does not ask for text: the server answers
+    assert "--generation-config" not in await newest_command(rig.app, await rig.app.diagnostics())
+    empty = await ask(rig.app, CAPITAL)
+    assert empty.completed and not empty.text.strip(), "the fault is back"
 
-    undone = await rig.engine.undo_remedy("free_port")
-    report(undone, f"back to --port {rig.taken_port}")
-    assert not undone.fixed and rig.engine.status.state == EngineState.FAILED
-    assert any("port_in_use" in line for line in undone.evidence), undone.evidence
-    assert rig.engine.overrides.values() == {}
+    undone, seconds = await press(rig.http, UNDO, {"remedy": "free_port"})
+    report(undone, seconds, f"back to --port {rig.taken_port}")
+    assert not undone["fixed"] and any("port_in_use" in line for line in undone["evidence"]), undone
+    body = await wait_for(rig.app, "the port refusal offered its fix again",
+                          lambda b: open_finding(b, "port_in_use", "free_port") is not None, timeout=60)
+    assert body["engine"]["state"] == "failed" and body["overrides"]["overrides"] == []

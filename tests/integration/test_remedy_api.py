@@ -1,5 +1,5 @@
 """Issue 13's apply/undo loop through the running app's HTTP API, as the panel drives it: `chainlit run app.py`
-started with a context the KV cache cannot hold (the fault of test_remedy_kv_cache.py, hit by vLLM itself: no
+started with a context the KV cache cannot hold (hit by vLLM itself: no
 preflight), so vLLM's start fails and the app's log tail names it. Then the routes' gates (login, admin, origin,
 input), the admin's apply (one at a time), the verified restart, a chat answer, the override listed, and undo.
 A second app with CHAT_AUTO_REMEDY=safe gets the same fault fixed without a click."""
@@ -7,6 +7,7 @@ A second app with CHAT_AUTO_REMEDY=safe gets the same fault fixed without a clic
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ from bench.apps import AppServer, start_app
 from bench.chainlit_client import ChainlitSession, Event, login
 from chainlit_app.engine.supervisor import free_port
 from tests.conftest import need_engine
+from tests.remedy_app import newest_command
 
 pytestmark = pytest.mark.integration
 TOO_LONG = 65536  # x 45 KiB per token (demo model, float32) > the 1 GiB CPU KV cache
@@ -77,6 +79,7 @@ async def test_admin_applies_the_fix_over_http_and_undoes_it(tmp_path: Path) -> 
         remedy = next(r for r in finding["remedies"] if r["id"] == "fit_max_model_len")
         fits = remedy["overrides"]["max_model_len"]
         assert remedy["safe"] and remedy["previous"] == {"max_model_len": TOO_LONG} and 0 < fits < TOO_LONG
+        assert f"estimated maximum model length is {fits}" in finding["evidence"][-1]["text"], "vLLM's own figure"
         assert body["overrides"] == {"overrides": [], "problem": None} and body["remedies"]["running"] is None
         good = {"finding": finding["id"], "remedy": "fit_max_model_len"}
 
@@ -127,6 +130,9 @@ async def test_admin_applies_the_fix_over_http_and_undoes_it(tmp_path: Path) -> 
             assert (listed["field"], listed["value"], listed["previous"], listed["remedy"], listed["auto"]) == (
                 "max_model_len", fits, TOO_LONG, "fit_max_model_len", False)
             assert listed["finding_kind"] == "out_of_memory"
+            assert f"--max-model-len {fits}" in await newest_command(app, body), "the restart used the new value"
+            stored = json.loads((tmp_path / "overrides.json").read_text())["overrides"]
+            assert [(e["field"], e["value"], e["previous"]) for e in stored] == [("max_model_len", fits, TOO_LONG)]
             assert "estimated maximum model length" in listed["finding_text"], "the cause is the vLLM line"
             fixed = next(f for f in body["findings"] if f["id"] == finding["id"])
             assert fixed["resolved"] and fixed["resolved_reason"].startswith("fixed by fit_max_model_len"), fixed
