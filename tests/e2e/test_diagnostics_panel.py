@@ -89,7 +89,7 @@ def test_panel_shows_engine_log_and_a_real_fault_as_text(app_server: AppServer, 
     with pytest.raises(openai.NotFoundError):
         client.chat.completions.create(model=XSS_MODEL, messages=[{"role": "user", "content": "hi"}])
     made = time.monotonic()
-    finding = panel.finding_cards("model_not_found").filter(has_text="does not exist")
+    finding = panel.finding_cards("model_not_found")
     finding.first.wait_for(timeout=10_000)
     assert_within(time.monotonic() - made, 2.0 + 1.0, "the finding appearing (2 s + 1 s of panel polling)")
     text = finding.first.inner_text()
@@ -97,7 +97,7 @@ def test_panel_shows_engine_log_and_a_real_fault_as_text(app_server: AppServer, 
     assert "--served-model-name" in text or "CHAT_SERVED_MODEL_NAME" in text, "the fix is missing"
     assert "<img" in text, "the HTML in the log line must be shown as text"
     # on what basis and where it was seen, in words, on the card the admin reads
-    basis = finding.first.locator("[data-testid=diag-basis]").inner_text()
+    basis = panel.finding("model_not_found").basis.inner_text()
     assert "named by a rule" in basis and "engine log" in basis, basis
     assert finding.first.get_attribute("data-basis") == "rule"
     assert finding.first.get_attribute("data-source") == "log"
@@ -117,7 +117,7 @@ def test_attached_app_with_a_wrong_key_shows_auth_in_the_panel(app_server: AppSe
         panel = open_panel(page)
         panel.wait_finding("auth", timeout=15)
         assert "CHAT_API_KEY" in panel.finding_cards("auth").first.inner_text()
-        assert page.locator("[data-testid=diag-engine-fact][data-name=pid]").count() == 0, \
+        assert panel.engine_fact("pid").count() == 0, \
             "attach mode hides process control"
 
 
