@@ -21,6 +21,8 @@ DIAGNOSTICS_COMMAND = "/diagnostics"  # what an admin can type to open the panel
 
 # The app's own hooks (README, "Scripted UI tests").
 WELCOME = "[data-testid=chat-welcome]"
+ANSWER = "[data-testid=chat-answer]"
+MESSAGE_TEXT = ".message-content"  # Chainlit's text of a message, inside the app's hooked message
 RETRY = "[data-testid=chat-retry]"
 OPEN_DIAGNOSTICS = "[data-testid=chat-open-diagnostics]"
 PANEL = "[data-testid=diag-panel]"

@@ -75,6 +75,11 @@ class ChatPage:
         """The app's notices after the latest question (all of one test id when given)."""
         return [n for n in self.reply().notices if testid is None or n.testid == testid]
 
+    def answer_text(self, step_id: str) -> Locator:
+        """One answer's text on the page, by its step id (`ReplyState.answers[i].step_id`): measured itself,
+        not whichever message happens to be last."""
+        return self.page.locator(f"#{step_id} {hooks.ANSWER} {hooks.MESSAGE_TEXT}")
+
     def thread_id(self) -> str | None:
         path = self.page.url.split("?")[0]
         return path.rsplit("/thread/", 1)[1] if "/thread/" in path else None
