@@ -171,11 +171,13 @@ class AsyncDiagnosticsPanel:
         await self.page.wait_for_selector(selector, timeout=timeout * 1000)
         return await self.engine_state()
 
-    def finding(self, kind: str, remedy: str | None = None, open_only: bool = True) -> AsyncFindingCard:
-        """The first card of a kind (the one offering `remedy`, when given): by data-kind and data-remedy."""
+    def finding(self, kind: str, remedy: str | None = None, open_only: bool = False) -> AsyncFindingCard:
+        """The first card of a kind (the one whose remedy `remedy` is proposed, running or done, when given),
+        by data-kind and data-remedy. Resolved cards count by default: a locator is looked up again on
+        each use, and the card must stay found while its own remedy resolves it."""
         cards = self.finding_cards(kind, open_only)
         if remedy:
-            cards = cards.filter(has=self.page.locator(hooks.with_remedy(hooks.REMEDY_APPLY, remedy)))
+            cards = cards.filter(has=self.page.locator(f'[data-remedy="{remedy}"]'))
         return AsyncFindingCard(cards.first)
 
     def engine_fact(self, name: str) -> Locator:
