@@ -19,8 +19,9 @@ and importing `chainlit_app` never does. Example (README, "Scripted UI tests"):
 from __future__ import annotations
 
 from chainlit_app.testing.browser import MissingChromium, chromium_path, launch_chromium
-from chainlit_app.testing.hooks import Finding, LogLine, Notice, ReplyState
-from chainlit_app.testing.sync_pages import ChatPage, DiagnosticsPanel
+from chainlit_app.testing.hooks import Finding, LogLine, Notice, ProbeState, ReplyState
+from chainlit_app.testing.sync_pages import ChatPage, DiagnosticsPanel, FindingCard
 
-__all__ = ["ChatPage", "DiagnosticsPanel", "Finding", "LogLine", "MissingChromium", "Notice", "ReplyState",
+__all__ = ["ChatPage", "DiagnosticsPanel", "Finding", "FindingCard", "LogLine", "MissingChromium", "Notice",
+           "ProbeState", "ReplyState",
            "chromium_path", "launch_chromium"]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from playwright.async_api import Locator, Page
 
 from chainlit_app.testing import hooks
-from chainlit_app.testing.hooks import Finding, LogLine, Notice, ReplyState
+from chainlit_app.testing.hooks import Finding, LogLine, Notice, ProbeState, ReplyState
 
 POLL_S = 0.1
 
@@ -67,6 +67,11 @@ class AsyncChatPage:
     async def notices(self, testid: str | None = None) -> list[Notice]:
         return [n for n in (await self.reply()).notices if testid is None or n.testid == testid]
 
+    def answer_text(self, step_id: str) -> Locator:
+        """One answer's text on the page, by its step id (`ReplyState.answers[i].step_id`): measured itself,
+        not whichever message happens to be last."""
+        return self.page.locator(f"#{step_id} {hooks.ANSWER} {hooks.MESSAGE_TEXT}")
+
     def thread_id(self) -> str | None:
         path = self.page.url.split("?")[0]
         return path.rsplit("/thread/", 1)[1] if "/thread/" in path else None
@@ -97,6 +102,46 @@ class AsyncChatPage:
             await self.page.wait_for_timeout(POLL_S * 1000)
 
 
+class AsyncFindingCard:
+    """One finding card and its remedies, found by kind and remedy id (never by its words)."""
+
+    def __init__(self, root: Locator) -> None:
+        self.root = root
+
+    def remedy(self, remedy: str | None = None) -> Locator:
+        """The remedy's proposal (data-remedy, data-safe); the first one when no id is given."""
+        return self.root.locator(hooks.with_remedy(hooks.REMEDY, remedy))
+
+    def apply_button(self, remedy: str) -> Locator:
+        return self.root.locator(hooks.with_remedy(hooks.REMEDY_APPLY, remedy))
+
+    async def apply_fix(self, remedy: str, timeout: float = 30.0) -> None:
+        """Press the remedy's Apply button. A risky remedy then asks first: see `confirm_dialog`/`confirm`."""
+        await self.apply_button(remedy).click(timeout=timeout * 1000)
+
+    @property
+    def confirm_dialog(self) -> Locator:
+        return self.root.locator(hooks.REMEDY_CONFIRM)
+
+    @property
+    def risk(self) -> Locator:
+        return self.confirm_dialog.locator(hooks.REMEDY_RISK)
+
+    async def confirm(self, apply: bool = True) -> None:
+        """Answer the risky remedy's question: apply it, or cancel and change nothing."""
+        button = hooks.REMEDY_CONFIRM_APPLY if apply else hooks.REMEDY_CONFIRM_CANCEL
+        await self.confirm_dialog.locator(button).click()
+
+    @property
+    def remedy_state(self) -> Locator:
+        """What the applied remedy did or is doing (data-state: running, verified, failed, …)."""
+        return self.root.locator(hooks.REMEDY_STATE)
+
+    @property
+    def basis(self) -> Locator:
+        return self.root.locator(hooks.FINDING_BASIS)
+
+
 class AsyncDiagnosticsPanel:
     """The admin's side panel: engine state, findings by kind, the log."""
 
@@ -125,6 +170,52 @@ class AsyncDiagnosticsPanel:
         selector = ", ".join(f'{hooks.ENGINE_STATE}[data-state="{s}"]' for s in states)
         await self.page.wait_for_selector(selector, timeout=timeout * 1000)
         return await self.engine_state()
+
+    def finding(self, kind: str, remedy: str | None = None, open_only: bool = False) -> AsyncFindingCard:
+        """The first card of a kind (the one whose remedy `remedy` is proposed, running or done, when given),
+        by data-kind and data-remedy. Resolved cards count by default: a locator is looked up again on
+        each use, and the card must stay found while its own remedy resolves it."""
+        cards = self.finding_cards(kind, open_only)
+        if remedy:
+            cards = cards.filter(has=self.page.locator(f'[data-remedy="{remedy}"]'))
+        return AsyncFindingCard(cards.first)
+
+    def engine_fact(self, name: str) -> Locator:
+        return self.page.locator(f'{hooks.ENGINE_FACT}[data-name="{name}"]')
+
+    def overrides(self, remedy: str | None = None) -> Locator:
+        """The settings remedies changed (data-remedy, data-field, data-auto), each with its Undo button."""
+        return self.page.locator(hooks.with_remedy(hooks.OVERRIDE, remedy))
+
+    def no_overrides(self) -> Locator:
+        return self.page.locator(hooks.NO_OVERRIDES)
+
+    def undo_button(self, remedy: str) -> Locator:
+        return self.overrides(remedy).locator(hooks.REMEDY_UNDO)
+
+    def launches(self, launch_id: str | None = None) -> Locator:
+        """The engine's launches, newest first (data-launch-id, data-exit, data-gave-up)."""
+        return self.page.locator(hooks.launch_selector(launch_id))
+
+    async def open_launch(self, launch_id: str, timeout: float = 30.0) -> Locator:
+        """Unfold one launch (it then loads its command and last lines); returns its element."""
+        launch = self.launches(launch_id)
+        await launch.locator(hooks.LAUNCH_TOGGLE).click(timeout=timeout * 1000)
+        return launch
+
+    def launch_command(self, launch_id: str) -> Locator:
+        return self.launches(launch_id).locator(hooks.LAUNCH_COMMAND)
+
+    def launch_lines(self, launch_id: str) -> Locator:
+        return self.launches(launch_id).locator(hooks.LAUNCH_LINES)
+
+    def crash_loop(self) -> Locator:
+        return self.page.locator(hooks.CRASH_LOOP)
+
+    async def probe_state(self) -> ProbeState | None:
+        """The completion probe as the panel shows it (None before the panel has read it)."""
+        raw = await self.page.evaluate(hooks.PROBE_STATE_JS)
+        return ProbeState(bool(raw["degraded"]), raw["last_ok"]) if raw else None
 
     def finding_cards(self, kind: str | None = None, open_only: bool = True) -> Locator:
         return self.page.locator(hooks.finding_selector(kind, open_only))

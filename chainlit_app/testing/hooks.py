@@ -21,12 +21,42 @@ DIAGNOSTICS_COMMAND = "/diagnostics"  # what an admin can type to open the panel
 
 # The app's own hooks (README, "Scripted UI tests").
 WELCOME = "[data-testid=chat-welcome]"
+ANSWER = "[data-testid=chat-answer]"
+MESSAGE_TEXT = ".message-content"  # Chainlit's text of a message, inside the app's hooked message
 RETRY = "[data-testid=chat-retry]"
 OPEN_DIAGNOSTICS = "[data-testid=chat-open-diagnostics]"
 PANEL = "[data-testid=diag-panel]"
 ENGINE_STATE = "[data-testid=diag-engine-state]"
 FINDING = "[data-testid=diag-finding]"
 LOG_LINE = "[data-testid=diag-log-line]"
+FINDING_BASIS = "[data-testid=diag-basis]"
+ENGINE_FACT = "[data-testid=diag-engine-fact]"
+REMEDY = "[data-testid=diag-remedy]"
+REMEDY_APPLY = "[data-testid=diag-remedy-apply]"
+REMEDY_UNDO = "[data-testid=diag-remedy-undo]"
+REMEDY_STATE = "[data-testid=diag-remedy-state]"
+REMEDY_CONFIRM = "[data-testid=diag-remedy-confirm]"
+REMEDY_RISK = "[data-testid=diag-remedy-risk]"
+REMEDY_CONFIRM_APPLY = "[data-testid=diag-remedy-confirm-apply]"
+REMEDY_CONFIRM_CANCEL = "[data-testid=diag-remedy-confirm-cancel]"
+OVERRIDE = "[data-testid=diag-override]"
+NO_OVERRIDES = "[data-testid=diag-no-overrides]"
+LAUNCH = "[data-testid=diag-launch]"
+LAUNCH_COMMAND = "[data-testid=diag-launch-command]"
+LAUNCH_LINES = "[data-testid=diag-launch-lines]"
+LAUNCH_TOGGLE = ":scope > summary"  # the launch is a <details>; its own <summary> opens it
+CRASH_LOOP = "[data-testid=diag-crash-loop]"
+PROBE = "[data-testid=diag-probe]"
+PROBE_LAST = "[data-testid=diag-probe-last]"
+
+
+def with_remedy(selector: str, remedy: str | None) -> str:
+    """A remedy's element (its proposal, button, override) by the remedy's id, not its label."""
+    return f'{selector}[data-remedy="{remedy}"]' if remedy else selector
+
+
+def launch_selector(launch_id: str | None = None) -> str:
+    return f'{LAUNCH}[data-launch-id="{launch_id}"]' if launch_id else LAUNCH
 
 
 def finding_selector(kind: str | None = None, open_only: bool = True) -> str:
@@ -172,3 +202,21 @@ class Finding:
 class LogLine:
     level: str
     text: str
+
+
+PROBE_STATE_JS = """
+() => {
+  const probe = document.querySelector('[data-testid=diag-probe]');
+  if (!probe) return null;
+  const last = probe.querySelector('[data-testid=diag-probe-last]');
+  return {degraded: probe.dataset.degraded === 'yes', last_ok: last ? last.dataset.ok === 'yes' : null};
+}
+"""
+
+
+@dataclass(frozen=True)
+class ProbeState:
+    """The panel's completion probe: degraded, and whether its latest probe answered (None: none yet)."""
+
+    degraded: bool
+    last_ok: bool | None

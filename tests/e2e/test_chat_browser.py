@@ -21,7 +21,6 @@ from tests.vllm_metrics import RequestCounts, read_request_counts
 
 pytestmark = pytest.mark.e2e
 
-ANSWERS = ".ai-message .message-content"  # Chainlit's message text, under the app's [data-testid] message
 # Every text length each assistant message shows, keyed by its step element (`#step-<id>`), recorded on
 # every DOM change: the answer is then measured itself, not whatever message happens to be last.
 RECORD_GROWTH = """
@@ -59,7 +58,7 @@ def test_question_gets_a_streamed_correct_answer(app_server: AppServer, page: Pa
     reply = chat.ask_and_wait(QUESTION, timeout=60)  # until the stop button is gone: the answer has ended
     assert len(reply.answers) == 1 and not reply.failures, reply
     answer_id = reply.answers[0].step_id
-    answer = page.locator(f"#{answer_id} {ANSWERS}")
+    answer = chat.answer_text(answer_id)
     lengths: list[int] = page.evaluate("(id) => window.__growth[id]", answer_id)
     final = answer.inner_text()
     assert "Paris" in final and "Berlin" in final and "Welcome" not in final, final
@@ -84,7 +83,7 @@ def test_stop_ends_a_long_answer_and_aborts_it_in_vllm(app_server: AppServer, pa
     assert streaming.running == 1, f"the answer's request should be running in vLLM: {streaming}"
     chat.stop()
     stopped = chat.wait_answer(15)
-    marked = page.locator(f"#{stopped.answers[-1].step_id} {ANSWERS}")
+    marked = chat.answer_text(stopped.answers[-1].step_id)
     stopped_text = marked.inner_text()
     assert stopped.answers[-1].stopped and "Stopped by the user" in stopped_text, stopped_text
     after = _when_nothing_runs(vllm)

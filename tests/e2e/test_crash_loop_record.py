@@ -42,10 +42,9 @@ def test_the_given_up_launch_is_listed_and_opened_with_its_last_lines(looping_ap
     assert "--no-such-flag-for-vllm" in detail["command"]
 
     login(page, looping_app.url, "admin", ADMIN_PASSWORD)
-    open_panel(page)
-    expect(page.locator('[data-testid="diag-crash-loop"]')).to_contain_text("gave up", timeout=30_000)
-    newest = page.locator(f'[data-testid="diag-launch"][data-launch-id="{launches[0]["id"]}"]')
+    panel = open_panel(page)
+    expect(panel.crash_loop()).to_contain_text("gave up", timeout=30_000)
+    newest = panel.launches(launches[0]["id"])
     expect(newest).to_have_attribute("data-gave-up", "yes")
-    expect(newest.locator('[data-testid="diag-launch-lines"]')).to_contain_text("unrecognized arguments",
-                                                                                timeout=15_000)
+    expect(panel.launch_lines(launches[0]["id"])).to_contain_text("unrecognized arguments", timeout=15_000)
     save_screenshot(page, "diagnostics-crash-loop.png")

@@ -180,10 +180,9 @@ def test_a_killed_engine_leaves_a_record_without_the_key(app: AppServer, page: P
         assert alice.get(f"/api/diagnostics/launches/{summary['id']}").status_code == 403
 
     login(page, app.url, "admin", ADMIN_PASSWORD)
-    open_panel(page)
-    entry = page.locator(f'[data-testid="diag-launch"][data-launch-id="{summary["id"]}"]')
-    expect(entry).to_have_attribute("data-exit", "SIGKILL", timeout=30_000)
-    entry.locator("summary").click()
-    expect(entry.locator('[data-testid="diag-launch-command"]')).to_contain_text("api_server", timeout=15_000)
-    expect(entry.locator('[data-testid="diag-launch-lines"]')).to_contain_text("Application startup complete")
+    panel = open_panel(page)
+    expect(panel.launches(summary["id"])).to_have_attribute("data-exit", "SIGKILL", timeout=30_000)
+    panel.open_launch(summary["id"])
+    expect(panel.launch_command(summary["id"])).to_contain_text("api_server", timeout=15_000)
+    expect(panel.launch_lines(summary["id"])).to_contain_text("Application startup complete")
     assert key not in page.content()

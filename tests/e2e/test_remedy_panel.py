@@ -12,6 +12,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from chainlit_app.testing.hooks import ENGINE_STATE
 from tests.e2e.conftest import ADMIN_PASSWORD, login, run_app, save_screenshot, warm_engine_facts
 from tests.e2e.test_diagnostics_panel import open_panel
 
@@ -24,18 +25,18 @@ FAULT = {"CHAT_MAX_MODEL_LEN": str(TOO_LONG), "VLLM_ALLOW_LONG_MAX_MODEL_LEN": "
 def test_apply_fix_in_the_panel_until_verified(demo_model: Path, tmp_path: Path, page: Page) -> None:
     with run_app(tmp_path, ("failed",), CHAT_MODEL="demo", **FAULT) as app:
         login(page, app.url, "admin", ADMIN_PASSWORD)
-        open_panel(page)
-        card = page.locator(".diag-finding[data-kind=out_of_memory]").first
-        apply = card.locator("[data-testid=diag-remedy-apply][data-remedy=fit_max_model_len]")
+        panel = open_panel(page)
+        card = panel.finding("out_of_memory", remedy="fit_max_model_len")
+        apply = card.apply_button("fit_max_model_len")
         expect(apply).to_be_visible(timeout=30_000)
         expect(apply).to_have_accessible_name("Apply fix fit_max_model_len")
-        proposal = card.locator("[data-testid=diag-remedy][data-remedy=fit_max_model_len]").inner_text()
+        proposal = card.remedy("fit_max_model_len").inner_text()
         assert f"max_model_len {TOO_LONG} →" in proposal, proposal
-        expect(page.locator("[data-testid=diag-no-overrides]")).to_be_visible()
+        expect(panel.no_overrides()).to_be_visible()
 
         clicked = time.monotonic()
-        apply.click()
-        state = card.locator("[data-testid=diag-remedy-state]")
+        card.apply_fix("fit_max_model_len")
+        state = card.remedy_state
         expect(state).to_have_attribute("data-state", "running", timeout=5_000)
         running_text = state.inner_text()
         expect(state).to_have_attribute("data-state", "verified", timeout=300_000)
@@ -43,17 +44,18 @@ def test_apply_fix_in_the_panel_until_verified(demo_model: Path, tmp_path: Path,
         print(f"\nclick -> card verified: {seconds:.1f} s (running said: {running_text!r}; "
               f"verified says: {state.inner_text()!r})")
         assert "Fixed by fit_max_model_len" in state.inner_text()
-        expect(page.locator("#diag-engine-state")).to_have_text("ready", timeout=10_000)
-        expect(page.locator(".diag-finding[data-resolved=no]")).to_have_count(0)  # "stopped before ready" too
+        expect(page.locator(ENGINE_STATE)).to_have_attribute("data-state", "ready", timeout=10_000)
+        expect(panel.finding_cards()).to_have_count(0)  # open findings: "stopped before ready" too
 
-        override = page.locator("[data-testid=diag-override][data-remedy=fit_max_model_len]")
+        override = panel.overrides("fit_max_model_len")
         expect(override).to_have_count(1)
         assert override.get_attribute("data-auto") == "no"
         text = override.inner_text()
         assert f"max_model_len: {TOO_LONG} →" in text and "by an admin" in text, text
         assert "out_of_memory" in text and "estimated maximum model length" in text, "the cause is not listed"
-        expect(override.locator("[data-testid=diag-remedy-undo]")).to_have_accessible_name("Undo fit_max_model_len")
-        expect(override.locator("[data-testid=diag-remedy-undo]")).to_be_enabled()
+        undo = panel.undo_button("fit_max_model_len")
+        expect(undo).to_have_accessible_name("Undo fit_max_model_len")
+        expect(undo).to_be_enabled()
         state.scroll_into_view_if_needed()  # the screenshot shows the card's state; the overrides are below it
         save_screenshot(page, "remedy-applied.png")
 
@@ -88,30 +90,31 @@ def test_unsafe_fix_states_its_risk_first_and_a_fix_that_fails_leaves_the_findin
         assert not (data / "overrides.json").exists()
 
         login(page, app.url, "admin", ADMIN_PASSWORD)
-        open_panel(page)
-        card = page.locator(".diag-finding[data-kind=startup_failure]", has_text="auto_map").first
-        apply = card.locator("[data-testid=diag-remedy-apply][data-remedy=trust_remote_code]")
+        panel = open_panel(page)
+        card = panel.finding("startup_failure", remedy="trust_remote_code")  # the auto_map card offers it
+        apply = card.apply_button("trust_remote_code")
         expect(apply).to_be_visible(timeout=30_000)
-        assert card.locator("[data-testid=diag-remedy]").first.get_attribute("data-safe") == "no"
-        apply.click()
-        dialog = card.locator("[data-testid=diag-remedy-confirm]")
+        assert "auto_map" in card.root.inner_text()
+        assert card.remedy().first.get_attribute("data-safe") == "no"
+        card.apply_fix("trust_remote_code")
+        dialog = card.confirm_dialog
         expect(dialog).to_be_visible()
         assert dialog.get_attribute("role") == "alertdialog"
-        assert "Python code from the model's folder" in dialog.locator("[data-testid=diag-remedy-risk]").inner_text()
-        dialog.locator("[data-testid=diag-remedy-confirm-cancel]").click()
+        assert "Python code from the model's folder" in card.risk.inner_text()
+        card.confirm(apply=False)
         expect(dialog).to_have_count(0)
-        expect(card.locator("[data-testid=diag-remedy-state]")).to_have_count(0)
+        expect(card.remedy_state).to_have_count(0)
         assert not (data / "overrides.json").exists(), "Cancel applied the unsafe fix"
 
-        apply.click()
+        card.apply_fix("trust_remote_code")
         clicked = time.monotonic()
-        dialog.locator("[data-testid=diag-remedy-confirm-apply]").click()
-        state = card.locator("[data-testid=diag-remedy-state]")
+        card.confirm(apply=True)
+        state = card.remedy_state
         expect(state).to_have_attribute("data-state", "failed", timeout=300_000)
         print(f"\nconfirmed trust_remote_code -> card failed: {time.monotonic() - clicked:.1f} s; "
               f"it says: {state.inner_text()[:300]!r}")
         assert "Not fixed by trust_remote_code" in state.inner_text()
-        assert card.get_attribute("data-resolved") == "no", "a fix that did not help closed the finding"
-        override = page.locator("[data-testid=diag-override][data-remedy=trust_remote_code]")
+        assert card.root.get_attribute("data-resolved") == "no", "a fix that did not help closed the finding"
+        override = panel.overrides("trust_remote_code")
         expect(override).to_have_count(1)  # kept, and listed, so the admin can undo it
         save_screenshot(page, "remedy-not-fixed.png")
