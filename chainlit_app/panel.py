@@ -39,16 +39,20 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
     memory is summed over its process group in a thread: finding the group walks every process of the
     host (about 70 ms at 5,000), once per poll of every open panel."""
     runtime.monitor.panel_viewed()
+    # The one slow read first: the state, the findings and the probe below are read with no await between
+    # them, so a probe that fails meanwhile cannot show an open `degraded` finding beside a `ready` state.
+    process = runtime.engine.process
+    rss = await asyncio.to_thread(process.rss_bytes) if process is not None and process.alive() else None
     status = runtime.status.to_json()
+    monitored = runtime.monitor.snapshot()
     status["mode"] = runtime.settings.engine.mode
     status["state"] = runtime.shown_state()  # `degraded` while /health answers and a completion does not
     status["healthy"] = runtime.monitor.trusted_health()
     status["degraded"] = runtime.monitor.degraded
     status["version"] = runtime.monitor.version
     status["process_control"] = runtime.engine.process_control
-    process = runtime.engine.process
-    if process is not None and process.alive():
-        status["rss_mib"] = round(await asyncio.to_thread(process.rss_bytes) / 2**20)
+    if rss is not None:
+        status["rss_mib"] = round(rss / 2**20)
     status["app_rss_mib"] = round(psutil.Process(os.getpid()).memory_info().rss / 2**20)
     status["now"] = time.time()
     for text in ("progress", "notice", "error"):  # the app's own texts in the reader's language
@@ -56,7 +60,6 @@ async def diagnostics_payload(runtime: Runtime) -> dict[str, Any]:
     # The status carries errors and progress text that may name a URL with its password, or the key.
     status = redact_tree(status, runtime.monitor.secrets())
     launches = runtime.engine.launches
-    monitored = runtime.monitor.snapshot()
     # Remedies (issue 13): per finding what would fix it and how the last try went; the overrides in force.
     await runtime.remedies.annotate(monitored["findings"], runtime.monitor.secrets())
     remedies = redact_tree({"overrides": runtime.remedies.overrides_json(), "remedies": runtime.remedies.state_json()},
