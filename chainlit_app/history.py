@@ -3,6 +3,8 @@ with the schema created and upgraded by the app itself (Chainlit creates no tabl
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -110,6 +112,7 @@ async def prepare_schema(url: str) -> list[str]:
 
 
 _MAX_RUN_STEPS = 10_000
+READ_WAITS_FOR_WRITES = 2.0  # seconds; writes normally commit within the 20 ms batch window
 
 
 def _sqlite_write_ahead_log(dbapi_connection: Any, _record: Any) -> None:
@@ -148,7 +151,11 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         values = {key: clean_value(value) for key, value in parameters.items()}
         if is_write(query):
             return await self.writes.submit(query, values)
-        await self.writes.idle()
+        # Read your writes: queued writes commit within the batch window. While another process holds the
+        # database, they retry for seconds; a read (every request's login check is one) does not wait for
+        # them then, or the admin's panel would hang exactly when it has a failure to show.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.writes.idle(), READ_WAITS_FOR_WRITES)
         return await self._run_one((query, values))
 
     async def _run_one(self, statement: Statement) -> Result:
@@ -160,7 +167,9 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
             return None
 
     async def _run_many(self, statements: list[Statement]) -> list[Result]:
-        return await with_retry(lambda: self._execute_many(statements), self.retry)
+        """One attempt (SQLite's own busy wait included): a batch that fails is run again one statement at a
+        time, each with the retries, so a held lock is reported as soon as without batching."""
+        return await self._execute_many(statements)
 
     async def _execute_many(self, statements: list[Statement]) -> list[Result]:
         async with self.async_session() as session:
