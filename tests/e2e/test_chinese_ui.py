@@ -20,6 +20,7 @@ import openai
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from chainlit_app.testing import ChatPage, DiagnosticsPanel
 from tests.e2e.conftest import (
     ADMIN_PASSWORD,
     AppServer,
@@ -103,11 +104,13 @@ def test_chinese_browser_sees_chinese_from_start_to_a_named_fault(starting_app: 
         assert "模型服务正在启动" in welcome or "正在确定要加载的模型" in welcome or "已就绪" in welcome, welcome
         if "已就绪" not in welcome:
             save_screenshot(page, "zh-CN-starting.png")
-        expect(page.locator("button:not([data-sidebar])", has_text="诊断").first).to_be_visible()
+        expect(page.locator("[data-testid=chat-open-diagnostics]").first).to_contain_text("诊断")
 
         ask(page, "What is the capital of France?")
         answer = page.locator(".ai-message .message-content", has_text="Paris")
         answer.first.wait_for(timeout=600_000)  # a question asked during start-up is answered once ready
+        # Chainlit disables the welcome's buttons while an answer streams: wait until it has ended
+        ChatPage(page, starting_app.url).wait_answer(timeout=600)
         expect(page.get_by_text("服务就绪后会马上回答你的问题")).to_have_count(0)  # the waiting note is gone
         save_screenshot(page, "zh-CN-chat.png")
 
@@ -126,8 +129,7 @@ def test_chinese_browser_sees_chinese_from_start_to_a_named_fault(starting_app: 
         assert all(CJK.search(step) for step in zh["fix"]) and not CJK.search(" ".join(en["fix"]))
         assert [e["text"] for e in zh["evidence"]] == [e["text"] for e in en["evidence"]]  # log lines as written
 
-        page.locator("button:not([data-sidebar])", has_text="诊断").first.click()
-        page.wait_for_selector("#diagnostics-panel", timeout=30_000)
+        DiagnosticsPanel(page).open()
         card = page.locator(".diag-finding[data-kind=model_not_found]", has_text=MISSING_MODEL).first
         card.wait_for(timeout=15_000)
         expect(card).to_contain_text("模型名称不存在（404）")
@@ -191,8 +193,7 @@ def test_chinese_apply_fix_button(demo_model: Path, tmp_path: Path, browser: Bro
         page = context.new_page()
         try:
             _login(page, app.url, "欢迎使用")
-            page.locator("button:not([data-sidebar])", has_text="诊断").first.click()
-            page.wait_for_selector("#diagnostics-panel", timeout=30_000)
+            DiagnosticsPanel(page).open()
             card = page.locator(".diag-finding[data-kind=out_of_memory]").first
             apply = card.locator("[data-testid=diag-remedy-apply][data-remedy=fit_max_model_len]")
             expect(apply).to_be_visible(timeout=30_000)
