@@ -35,6 +35,32 @@ def cpu_seconds(pid: int) -> float:
     return float(times.user + times.system)
 
 
+def _stop(process: subprocess.Popen[bytes], timeout: float) -> None:
+    """Terminate, and kill what does not exit within `timeout` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+async def _wait_served(process: subprocess.Popen[bytes], url: str, log_path: Path, what: str, timeout: float,
+                       interval: float) -> bool:
+    """Until `url` answers 200 (True) or `timeout` passes (False); a child that exits meanwhile is an error
+    with the end of its log."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited: {log_path.read_text()[-2000:]}")
+        with contextlib.suppress(httpx.HTTPError):
+            async with httpx.AsyncClient(timeout=1.0) as http:
+                if (await http.get(url)).status_code == 200:
+                    return True
+        await asyncio.sleep(interval)
+    return False
+
+
 @dataclass
 class Upstream:
     process: subprocess.Popen[bytes]
@@ -62,12 +88,7 @@ class Upstream:
         return records
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        _stop(self.process, timeout=10)
 
 
 async def start_upstream(work_dir: Path, rate: float, first_token_delay: float) -> Upstream:
@@ -81,15 +102,8 @@ async def start_upstream(work_dir: Path, rate: float, first_token_delay: float) 
             cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
     upstream = Upstream(process, f"http://127.0.0.1:{port}", key, log_path)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the replay upstream exited: {log_path.read_text()[-2000:]}")
-        with contextlib.suppress(httpx.HTTPError):
-            async with httpx.AsyncClient(timeout=1.0) as http:
-                if (await http.get(upstream.url + "/health")).status_code == 200:
-                    return upstream
-        await asyncio.sleep(0.1)
+    if await _wait_served(process, upstream.url + "/health", log_path, "the replay upstream", 30, 0.1):
+        return upstream
     upstream.stop()
     raise TimeoutError("the replay upstream did not answer /health within 30 s")
 
@@ -105,12 +119,7 @@ class SeedApp:
         return self.process.pid
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        _stop(self.process, timeout=20)
 
 
 async def start_seed_app(work_dir: Path, upstream: Upstream) -> SeedApp:
@@ -126,14 +135,7 @@ async def start_seed_app(work_dir: Path, upstream: Upstream) -> SeedApp:
              "--host", "127.0.0.1", "--port", str(port)],
             cwd=work_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
     seed = SeedApp(process, f"http://127.0.0.1:{port}", log_path)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the seed app exited: {log_path.read_text()[-2000:]}")
-        with contextlib.suppress(httpx.HTTPError):
-            async with httpx.AsyncClient(timeout=1.0) as http:
-                if (await http.get(seed.url + "/")).status_code == 200:
-                    return seed
-        await asyncio.sleep(0.2)
+    if await _wait_served(process, seed.url + "/", log_path, "the seed app", 120, 0.2):
+        return seed
     seed.stop()
     raise TimeoutError("the seed app did not serve within 120 s")
