@@ -93,8 +93,7 @@ def diagnostics_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
         """Kind ids stay stable; titles, explanations, fixes and hints come in `?lang=` (en, zh-CN), else in
         CHAT_LANGUAGE, else in the browser's language (Accept-Language), so the panel follows the chat."""
         runtime = runtime_getter()
-        language = i18n.pick(lang) if lang else i18n.choose(
-            runtime.settings.chat.language, request.headers.get("accept-language"))
+        language = i18n.for_request(lang, runtime.settings.chat.language, request.headers.get("accept-language"))
         if not is_admin(user):
             raise HTTPException(status_code=403, detail=i18n.t("panel.admins_only", language))
         with i18n.use_language(language):

@@ -13,11 +13,11 @@ from chainlit.session import WebsocketSession, ws_sessions_id
 from chainlit_app.auth import is_admin
 from chainlit_app.diagnostics.redact import redact
 from chainlit_app.i18n import choose, localize, set_language, t
+from chainlit_app.notices import SYSTEM_AUTHOR
 from chainlit_app.remedy_desk import Notice
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
-AUTHOR = "Console"  # chat.SYSTEM_AUTHOR (not imported: chat.py imports this module)
 
 
 def notice_text(runtime: Runtime, notice: Notice, admin: bool) -> str:
@@ -42,7 +42,7 @@ def tell_open_sessions(runtime: Runtime) -> None:
                 init_ws_context(session)
                 set_language(choose(runtime.settings.chat.language, getattr(session, "language", None)))
                 text = notice_text(runtime, notice, is_admin(session.user))
-                await cl.Message(content=text, author=AUTHOR).send()
+                await cl.Message(content=text, author=SYSTEM_AUTHOR).send()
             except Exception:  # a session closing meanwhile: the others are still told
                 log.warning("could not tell session %s about an automatic fix", session.id, exc_info=True)
 

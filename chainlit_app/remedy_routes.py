@@ -73,9 +73,8 @@ def _refused(exc: RemedyRefused) -> JSONResponse:
 
 def _language(request: Request, runtime: Runtime) -> i18n.Language:
     """As the panel's API: `?lang=`, else CHAT_LANGUAGE, else the browser's Accept-Language."""
-    lang = request.query_params.get("lang")
-    return i18n.pick(lang) if lang else i18n.choose(runtime.settings.chat.language,
-                                                    request.headers.get("accept-language"))
+    return i18n.for_request(request.query_params.get("lang"), runtime.settings.chat.language,
+                            request.headers.get("accept-language"))
 
 
 def remedy_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:

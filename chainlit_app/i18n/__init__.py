@@ -47,6 +47,12 @@ def choose(setting: str, browser: str | None) -> Language:
     return pick(setting) if setting and setting != "auto" else pick(browser)
 
 
+def for_request(asked: str | None, setting: str, accept_language: str | None) -> Language:
+    """An HTTP API's language (the panel's, the remedy routes'): `?lang=`, else CHAT_LANGUAGE, else the
+    browser's Accept-Language, so the panel follows the chat."""
+    return pick(asked) if asked else choose(setting, accept_language)
+
+
 def from_environment(environ: Mapping[str, str] | None = None) -> Language:
     """The CLIs' default: the POSIX locale variables in their order of precedence (LANGUAGE first)."""
     env = os.environ if environ is None else environ
