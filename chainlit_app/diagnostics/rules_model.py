@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from chainlit_app.i18n import Msg
 
-from .rules import Rule, rule
+from .rules import STARTING, Rule, rule
 from .taxonomy import Kind
 
 MODEL_RULES: tuple[Rule, ...] = (
@@ -124,6 +124,9 @@ MODEL_RULES: tuple[Rule, ...] = (
         r"tokenizer)|"
         r"FileNotFoundError.{0,200}(?:config\.json|\.safetensors|tokenizer)",
         hint=Msg("rule.model_files_missing"),
+        # the model's files are read while starting; a file missing while serving is a request's (a LoRA
+        # adapter, an image path): read by its exception and place
+        phases=STARTING,
         examples=("OSError: /models/x does not appear to have a file named config.json.",),
     ),
     rule(

@@ -1,0 +1,98 @@
+"""Rules for what Go servers and gateways in front of a model write: gin's access lines and the gateways'
+own words, in Chinese too.
+
+Ollama, one-api, new-api and other Go servers log each request through gin: `[GIN] 2024/12/11 - 09:58:58 |
+500 | 29m59s | 10.0.0.123 | POST "/api/chat"` (one-api adds a request id column). Unlike uvicorn's access
+lines, gin's carry how long the request took, so a 5xx after ten minutes or more is a request that hung until
+something gave up (slow_or_stalled), and a quick 5xx a failure while answering. The status is read as
+the clients' reported statuses are (`rules_status.py`): 401 auth, 403 auth as a symptom, 500 an engine
+error; all but 401 weak, since the server's own line names the cause better when the excerpt has it. (No
+real gin line with 404, 502, 503 or 504 was found for an example; those statuses are left to the other rules.)
+
+The Chinese gateways and clients (one-api, new-api, FastGPT, Cherry Studio) answer in Chinese: an invalid,
+expired or missing token, a key that may not use a model, a failed authentication, no channel serving a
+model. Data only: see `rules.py` for what the fields mean and how the winner is chosen.
+"""
+
+from __future__ import annotations
+
+from chainlit_app.i18n import Msg
+
+from .rules import Rule, rule
+from .taxonomy import Kind
+
+# '[GIN] 2024/06/22 - 19:55:07 | 2024062219550783290268839514798 | 401 |' (the id column is one-api's)
+_GIN = r"\[GIN\] [\d/]+ - [\d:]+ \|(?:\s*\w{8,}\s*\|)?\s*(?:{codes})\s*\|"
+# Go's duration of ten minutes or more: '29m59s', '1h2m3s'
+_LONG = r"\s*(?:\d+h[\dm.]*s?|[1-9]\d+m[\d.]*s)\s*\|"
+
+
+def _gin(codes: str, long: bool = False) -> str:
+    return _GIN.replace("{codes}", codes) + (_LONG if long else "")
+
+
+GATEWAY_RULES: tuple[Rule, ...] = (
+    rule(
+        "gin_status_hung",
+        Kind.SLOW_OR_STALLED,
+        _gin("5\\d\\d|408|429", long=True),
+        role="weak",
+        hint=Msg("rule.reported_status_timeout"),
+        examples=(
+            'Dec 11 09:58:58 quorra ollama[1543654]: [GIN] 2024/12/11 - 09:58:58 | 500 |        29m59s |      '
+            '10.0.0.123 | POST     "/api/chat"',  # ollama #8387
+        ),
+    ),
+    rule(
+        "gin_status_auth",
+        Kind.AUTH,
+        _gin("401"),
+        hint=Msg("rule.reported_status_auth"),
+        examples=(
+            "2024-06-23 03:55:07 [GIN] 2024/06/22 - 19:55:07 | 2024062219550783290268839514798 | 401 |     "
+            "423.215µs |      172.22.0.7 |    POST /v1/chat/completions",  # one-api #1553
+        ),
+    ),
+    rule(
+        "gin_status_forbidden",
+        Kind.AUTH,
+        _gin("403"),
+        role="weak",
+        hint=Msg("rule.reported_status_forbidden"),
+        examples=(
+            "2024-06-23 03:36:42 [GIN] 2024/06/22 - 19:36:42 | 2024062219364230120484593645821 | 403 |     "
+            "532.536µs |      172.22.0.7 |    POST /v1/chat/completions",  # one-api #1553
+        ),
+    ),
+    rule(
+        "gin_status_500",
+        Kind.ENGINE_ERROR,
+        _gin("500"),
+        role="weak",
+        hint=Msg("rule.reported_status_500"),
+        examples=(
+            '[GIN] 2025/02/10 - 11:20:45 | 500 | 51.787708541s |       127.0.0.1 | POST     "/api/chat"',  # ollama #8983
+        ),
+    ),
+    # --- the gateways' and clients' own words in Chinese ---
+    rule(
+        "zh_token_refused",
+        Kind.AUTH,
+        # one-api/new-api: invalid, expired or missing token, a token that may not use the model;
+        # Cherry Studio: authentication failed, check the API key
+        r"无效的令牌|令牌已过期|未提供令牌|令牌无权使用模型|身份验证失败",
+        hint=Msg("rule.reported_status_auth"),
+        examples=(
+            "2024-06-23 03:55:07 [ERR] 2024/06/22 - 19:55:07 | 2024062219550783290268839514798 | 无效的令牌",
+            "2024-06-23 03:36:42 [ERR] 2024/06/22 - 19:36:42 | 2024062219364230120484593645821 | 该令牌无权使用模型：qwen2",
+        ),  # one-api #1553
+    ),
+    rule(
+        "zh_no_channel_for_model",
+        Kind.MODEL_NOT_FOUND,
+        # one-api/new-api: 'no channel available for model X under group default' (a name no channel serves)
+        r"对于模型[^\n]{0,120}无可用渠道",
+        hint=Msg("rule.model_lookup_not_found"),
+        examples=("undefined 当前分组 default 下对于模型 xxxx 无可用渠道",),  # FastGPT #2455
+    ),
+)

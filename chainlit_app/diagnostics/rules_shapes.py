@@ -1,0 +1,44 @@
+"""Rules that read the shape of a message rather than one program's words.
+
+- A prompt said to be too long next to a maximum (`Prompt is too long, max tokens supported is 226 or less,
+  got 303`): whoever raises it, a request larger than what the model takes is context_length.
+- An exception whose message quotes mojibake: UTF-8 bytes read as Latin-1 or cp1252 (`ï½` + byte 0x9C, the
+  fullwidth bar of DeepSeek's special tokens; `â` + bytes 0x96 0x81, SentencePiece's word boundary). A token piece
+  looked up under text decoded with the wrong codec is a decoding failure, not an unknown engine error.
+
+Data only: see `rules.py` for what the fields mean and how the winner is chosen.
+"""
+
+from __future__ import annotations
+
+from chainlit_app.i18n import Msg
+
+from .rules import Rule, rule
+from .taxonomy import Kind
+
+# A UTF-8 lead byte read as Latin-1 (Â..ï) followed by a continuation byte read as Latin-1 (U+0080-U+00BF) or
+# as cp1252 (its letters and punctuation for 0x80-0x9F).
+_MOJIBAKE_PAIR = "[\u00c2-\u00ef][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc" \
+                 "\u2013\u2014\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]"
+_TWO_PAIRS = rf"[^\n]{{0,300}}?{_MOJIBAKE_PAIR}[^\n]{{0,40}}?{_MOJIBAKE_PAIR}"
+
+SHAPE_RULES: tuple[Rule, ...] = (
+    rule(
+        "prompt_too_long_for_maximum",
+        Kind.CONTEXT_LENGTH,
+        r"\b(?:prompt|input|sequence|text|request|message)s? (?:is|was|are) too long\b[^\n]{0,80}\bmax",
+        hint=Msg("rule.context_too_long"),
+        examples=(
+            "ValueError: Prompt is too long, max tokens supported is 226 or less, got 303",  # CogVideoXWrapper #204
+        ),
+    ),
+    rule(
+        "exception_quotes_mojibake",
+        Kind.DECODE_ERROR,
+        rf"Error: {_TWO_PAIRS}|Exception: {_TWO_PAIRS}",
+        hint=Msg("rule.unicode_decode"),
+        examples=(
+            "KeyError: '<ï½\x9cendâ\x96\x81ofâ\x96\x81sentenceï½\x9c>'",  # ex-ui #22
+        ),
+    ),
+)
