@@ -1,5 +1,5 @@
-"""Rules for what Go servers and gateways in front of a model write: gin's access lines and the gateways'
-own words, in Chinese too.
+"""Rules for what Go servers and gateways in front of a model write: gin's access lines, Go's and Node's
+runtime words for a timeout or a reset connection, and the gateways' own words, in Chinese too.
 
 Ollama, one-api, new-api and other Go servers log each request through gin: `[GIN] 2024/12/11 - 09:58:58 |
 500 | 29m59s | 10.0.0.123 | POST "/api/chat"` (one-api adds a request id column). Unlike uvicorn's access
@@ -73,6 +73,29 @@ GATEWAY_RULES: tuple[Rule, ...] = (
         examples=(
             '[GIN] 2025/02/10 - 11:20:45 | 500 | 51.787708541s |       127.0.0.1 | POST     "/api/chat"',  # ollama #8983
         ),
+    ),
+    # --- Go's and Node's runtime words, whoever prints them ---
+    rule(
+        "go_deadline_exceeded",
+        Kind.SLOW_OR_STALLED,
+        # Go's context timeout (and gRPC's status for it): the caller stopped waiting for an answer
+        r"context deadline exceeded|\bDeadlineExceeded\b",
+        role="weak",
+        hint=Msg("rule.generic_timeout"),
+        examples=(
+            "Error: ollama: context deadline exceeded",  # GoClaw #926
+            "req id: 9c9c57be01 PlugininvokeError: \"args':0,\"error type\":\"ValueError,\"message\":\"(message':"
+            "context deadline exceeded','type':'server_error'\"",  # Dify #35485
+        ),
+    ),
+    rule(
+        "node_connection_reset",
+        Kind.CONNECTION,
+        # Node's code for a connection the other side reset ('Error: read ECONNRESET', 'errno: -104')
+        r"\bECONNRESET\b",
+        role="weak",
+        hint=Msg("rule.connection_reset"),
+        examples=("Error: read ECONNRESET",),  # vLLM #2484
     ),
     # --- the gateways' and clients' own words in Chinese ---
     rule(

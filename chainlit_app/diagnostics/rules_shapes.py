@@ -5,6 +5,9 @@
 - An exception whose message quotes mojibake: UTF-8 bytes read as Latin-1 or cp1252 (`ï½` + byte 0x9C, the
   fullwidth bar of DeepSeek's special tokens; `â` + bytes 0x96 0x81, SentencePiece's word boundary). A token piece
   looked up under text decoded with the wrong codec is a decoding failure, not an unknown engine error.
+- A process killed by SIGKILL, whoever says so: a shell's job notice for any command, exit code 137.
+- Windows' socket errors by their code (`[WinError 10061]`), in whichever language Windows wrote the words
+  (`由于目标计算机积极拒绝，无法连接。`): the code, not the words, says refused, reset or timed out.
 
 Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 """
@@ -30,6 +33,33 @@ SHAPE_RULES: tuple[Rule, ...] = (
         hint=Msg("rule.context_too_long"),
         examples=(
             "ValueError: Prompt is too long, max tokens supported is 226 or less, got 303",  # CogVideoXWrapper #204
+        ),
+    ),
+    rule(
+        "killed_exit_137",
+        Kind.OUT_OF_MEMORY,
+        # SIGKILL, whoever reports it: a shell's job notice for any command ('line 28:  7 Killed  cmd'), docker
+        # compose's and Kubernetes' exit code 137 (128 + 9), usually the OOM killer
+        r"\bline \d+:\s+\d+\s+Killed\s+\S|exited with code 137\b|\bexit (?:status|code):? 137\b|"
+        r"\bExit Code:\s*137\b",
+        role="weak",
+        hint=Msg("rule.killed"),
+        examples=(
+            "scalellm          | ./entrypoint.sh: line 28:     7 Killed                  LD_LIBRARY_PATH=/app/lib:"
+            "$LD_LIBRARY_PATH /app/bin/scalellm $ARGS \"$@\"",
+            "scalellm exited with code 137",
+        ),  # ScaleLLM #38
+    ),
+    rule(
+        "winsock_connection_error",
+        Kind.CONNECTION,
+        # Windows' socket errors by their code, whatever language Windows printed the words in: 10053/10054
+        # a connection aborted or reset, 10060 a connect that timed out, 10061 refused
+        r"\[WinError 100(?:53|54|60|61)\]|\[Errno 100(?:53|54|60|61)\]",
+        hint=Msg("rule.connection_refused"),
+        examples=(
+            "2024-02-17 10:18:41,010 - utils.py[line:95] - ERROR: ConnectError: error when post "
+            "/llm_model/list_running_models: [WinError 10061] 由于目标计算机积极拒绝，无法连接。",  # Langchain-Chatchat #2985
         ),
     ),
     rule(
