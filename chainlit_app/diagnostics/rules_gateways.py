@@ -71,7 +71,8 @@ GATEWAY_RULES: tuple[Rule, ...] = (
         role="weak",
         hint=Msg("rule.reported_status_500"),
         examples=(
-            '[GIN] 2025/02/10 - 11:20:45 | 500 | 51.787708541s |       127.0.0.1 | POST     "/api/chat"',  # ollama #8983
+            # ollama #8983
+            '[GIN] 2025/02/10 - 11:20:45 | 500 | 51.787708541s |       127.0.0.1 | POST     "/api/chat"',
         ),
     ),
     # --- Go's and Node's runtime words, whoever prints them ---
@@ -107,7 +108,8 @@ GATEWAY_RULES: tuple[Rule, ...] = (
         hint=Msg("rule.reported_status_auth"),
         examples=(
             "2024-06-23 03:55:07 [ERR] 2024/06/22 - 19:55:07 | 2024062219550783290268839514798 | 无效的令牌",
-            "2024-06-23 03:36:42 [ERR] 2024/06/22 - 19:36:42 | 2024062219364230120484593645821 | 该令牌无权使用模型：qwen2",
+            "2024-06-23 03:36:42 [ERR] 2024/06/22 - 19:36:42 | 2024062219364230120484593645821 | "
+            "该令牌无权使用模型：qwen2",
         ),  # one-api #1553
     ),
     rule(

@@ -29,7 +29,8 @@ SHAPE_RULES: tuple[Rule, ...] = (
     rule(
         "prompt_too_long_for_maximum",
         Kind.CONTEXT_LENGTH,
-        r"\b(?:prompt|input|sequence|text|request|message)s? (?:is|was|are) too long\b[^\n]{0,80}\bmax",
+        r"\b(?:prompt|input|sequence|text|request|message)s? (?:is|was|are) too long\b[^\n]{0,80}\bmax(?:imum)?\b"
+        r"[^\n]{0,30}\b(?:tokens?|length|len|context)\b",
         hint=Msg("rule.context_too_long"),
         examples=(
             "ValueError: Prompt is too long, max tokens supported is 226 or less, got 303",  # CogVideoXWrapper #204
@@ -58,8 +59,9 @@ SHAPE_RULES: tuple[Rule, ...] = (
         r"\[WinError 100(?:53|54|60|61)\]|\[Errno 100(?:53|54|60|61)\]",
         hint=Msg("rule.connection_refused"),
         examples=(
+            # Langchain-Chatchat #2985
             "2024-02-17 10:18:41,010 - utils.py[line:95] - ERROR: ConnectError: error when post "
-            "/llm_model/list_running_models: [WinError 10061] 由于目标计算机积极拒绝，无法连接。",  # Langchain-Chatchat #2985
+            "/llm_model/list_running_models: [WinError 10061] 由于目标计算机积极拒绝，无法连接。",
         ),
     ),
     rule(

@@ -1,0 +1,144 @@
+"""The general mechanisms of the eighth generalising pass, each on the real lines it was written from, and
+each with the healthy shape next to it that must stay quiet.
+
+Exception chains (the separator and blank ERROR lines are no errors; an unnamed later link points back at
+its cause), a model file missing while serving, gin's access lines (status and duration), Go's and Node's
+runtime words, SIGKILL however it is reported, Windows socket errors by their code, the Chinese gateways'
+words, a prompt too long next to a maximum, and mojibake quoted in an exception.
+"""
+
+from __future__ import annotations
+
+from chainlit_app.diagnostics import HEALTHY, classify_lines
+from chainlit_app.diagnostics.chains import SEPARATOR
+
+_P = "ERROR 06-13 11:11:23 async_llm_engine.py:44]"
+# vLLM #5199: a LoRA adapter given as a hub id; V0 logs the chain with an ERROR prefix on every line
+LORA_CHAIN = [
+    f"{_P}   File \"/usr/local/lib/python3.10/dist-packages/vllm/lora/models.py\", line 314, in from_local_checkpoint",
+    f"{_P}     with open(lora_config_path) as f:",
+    f"{_P} FileNotFoundError: [Errno 2] No such file or directory: "
+    "'jashing/tinyllama-colorist-lora/adapter_config.json'",
+    f"{_P} ",
+    f"{_P} The above exception was the direct cause of the following exception:",
+    f"{_P} ",
+    f"{_P} Traceback (most recent call last):",
+    f"{_P}   File \"/usr/local/lib/python3.10/dist-packages/vllm/engine/async_llm_engine.py\", line 39, in "
+    "_raise_exception_on_finish",
+    f"{_P}     task.result()",
+    f"{_P}   File \"/usr/local/lib/python3.10/dist-packages/vllm/engine/async_llm_engine.py\", line 517, in "
+    "run_engine_loop",
+    f"{_P}     has_requests_in_progress = await asyncio.wait_for(",
+]
+
+
+def _rules(lines: list[str]) -> list[str]:
+    return [f.rule for f in classify_lines(lines).findings]
+
+
+def test_chain_separator_and_blank_error_lines_are_not_errors() -> None:
+    assert SEPARATOR.match("The above exception was the direct cause of the following exception:")
+    assert SEPARATOR.match("During handling of the above exception, another exception occurred:")
+    report = classify_lines(LORA_CHAIN)
+    flagged = {f.line for f in report.findings}
+    assert not flagged & {4, 5, 6}, [f.to_json() for f in report.findings]
+
+
+def test_model_file_missing_while_serving_is_the_engines() -> None:
+    report = classify_lines(LORA_CHAIN)
+    assert report.kind == "engine_error"
+    assert report.root is not None and report.root.line == 3 and report.root.basis == "phase"
+    # the same missing file before the server is ready stays a start-up failure
+    start = ["INFO 06-13 11:10:00 api_server.py:1] vLLM API server version 0.5.0", LORA_CHAIN[2]]
+    assert classify_lines(start).kind == "startup_failure"
+
+
+def test_an_unnamed_later_link_points_back_at_its_cause() -> None:
+    chain = [
+        "Traceback (most recent call last):",
+        '  File "/x/httpx/_transports/default.py", line 69, in map_httpcore_exceptions',
+        "    yield",
+        "httpx.ReadTimeout: timed out",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/x/app/agent.py", line 69, in run',
+        "    step()",
+        "app.errors.AgentStepFailed: step 3 failed",
+    ]
+    report = classify_lines(chain)
+    assert report.kind == "slow_or_stalled"
+    later = [f for f in report.findings if f.line == 11]
+    assert later and later[0].role == "wrapper" and later[0].points_to == 4
+
+
+def test_gin_access_lines_are_read_by_status_and_duration() -> None:
+    # ollama #8387: requests that hang half an hour, then 500
+    hung = ('Dec 11 09:58:58 quorra ollama[1543654]: [GIN] 2024/12/11 - 09:58:58 | 500 |        29m59s |      '
+            '10.0.0.123 | POST     "/api/chat"')
+    assert _rules([hung]) == ["gin_status_hung"]
+    assert classify_lines([hung]).kind == "slow_or_stalled"
+    # ollama #8983: a quick 500
+    quick = '[GIN] 2025/02/10 - 11:20:45 | 500 | 51.787708541s |       127.0.0.1 | POST     "/api/chat"'
+    assert classify_lines([quick]).kind == "engine_error"
+    # one-api #1553: its request id column, then 401 and 403
+    denied = ("2024-06-23 03:55:07 [GIN] 2024/06/22 - 19:55:07 | 2024062219550783290268839514798 | 401 |     "
+              "423.215µs |      172.22.0.7 |    POST /v1/chat/completions")
+    assert _rules([denied]) == ["gin_status_auth"]
+    # healthy neighbours: successful requests, however long
+    ok = ['[GIN] 2025/02/10 - 11:20:29 | 200 | 35.684791792s |       127.0.0.1 | POST     "/api/chat"',
+          '2025-01-19 19:57:37 [GIN] 2025/01/19 - 17:57:37 | 200 |         8m44s |      172.22.0.3 | '
+          'POST     "/api/pull"',  # ollama-intel-gpu #22
+          '[GIN] 2024/12/11 - 09:58:58 | 200 |        29m59s |      10.0.0.123 | POST     "/api/chat"']
+    assert classify_lines(ok).kind == HEALTHY
+
+
+def test_go_and_node_runtime_words() -> None:
+    assert classify_lines(["Error: ollama: context deadline exceeded"]).kind == "slow_or_stalled"  # GoClaw #926
+    assert classify_lines(["Error: read ECONNRESET"]).kind == "connection"  # vLLM #2484
+    assert classify_lines(["ctx, cancel := context.WithTimeout(ctx, deadline)"]).kind == HEALTHY
+
+
+def test_sigkill_however_it_is_reported() -> None:
+    # ScaleLLM #38
+    assert _rules(["scalellm          | ./entrypoint.sh: line 28:     7 Killed                  "
+                   "LD_LIBRARY_PATH=/app/lib:$LD_LIBRARY_PATH /app/bin/scalellm $ARGS \"$@\""]) == ["killed_exit_137"]
+    assert classify_lines(["scalellm exited with code 137"]).kind == "out_of_memory"
+    assert classify_lines(["scalellm exited with code 0", "Exit Code: 0"]).kind == HEALTHY
+
+
+def test_windows_socket_errors_by_their_code() -> None:
+    # Langchain-Chatchat #2985 (Chinese Windows); the bare codes in any language
+    assert classify_lines(["[WinError 10061] 由于目标计算机积极拒绝，无法连接。"]).kind == "connection"
+    assert classify_lines(["[WinError 10054] 远程主机强迫关闭了一个现有的连接。"]).kind == "connection"
+    assert classify_lines(["listening on port 10061"]).kind == HEALTHY
+
+
+def test_chinese_gateway_words() -> None:
+    # one-api #1553
+    assert classify_lines(["2024-06-23 03:55:07 [ERR] 2024/06/22 - 19:55:07 | 2024062219550783290268839514798 | "
+                           "无效的令牌"]).kind == "auth"
+    assert classify_lines(["该令牌无权使用模型：qwen2"]).kind == "auth"
+    # FastGPT #2455
+    assert classify_lines(["undefined 当前分组 default 下对于模型 xxxx 无可用渠道"]).kind == "model_not_found"
+    # a healthy Chinese start-up notice (Langchain-Chatchat prints these)
+    assert classify_lines(["2024-04-25 14:33:09,572 - startup.py[line:655] - INFO: 正在启动服务："]).kind == HEALTHY
+
+
+def test_prompt_too_long_next_to_a_maximum() -> None:
+    line = "ValueError: Prompt is too long, max tokens supported is 226 or less, got 303"  # CogVideoXWrapper #204
+    assert _rules([line]) == ["prompt_too_long_for_maximum"]
+    # a maximum of something other than tokens or length is not the model's context
+    assert classify_lines(["WARNING: prompt is too long to print in full; max 200 characters shown"]).kind == HEALTHY
+    assert classify_lines(["the answer is too long for the maximum of 200 words"]).kind == HEALTHY
+
+
+def test_mojibake_quoted_in_an_exception_is_a_decode_error() -> None:
+    line = "KeyError: '<ï½\x9cendâ\x96\x81ofâ\x96\x81sentenceï½\x9c>'"  # ex-ui #22 (DeepSeek's EOS piece)
+    assert _rules([line]) == ["exception_quotes_mojibake"]
+    assert classify_lines([line]).kind == "decode_error"
+    # the same piece decoded right is an ordinary KeyError (no mojibake): not a decode error
+    assert classify_lines(["KeyError: '<｜end▁of▁sentence｜>'"]).kind != "decode_error"
+    # accented words in an exception are not mojibake
+    assert classify_lines(["ValueError: café déjà vu: élève"]).kind != "decode_error"
