@@ -52,7 +52,7 @@ MARKERS: tuple[Marker, ...] = (
        r"Waiting for application startup", progress=True),
     _m(Phase.SERVING, r"Application startup complete|Uvicorn running on", progress=True),
     _m(Phase.SERVING, r"Dumping (?:scheduler output for model execution|input data for V1 LLM engine)|"
-       r"EngineCore encountered a fatal error|EngineCore hit an exception|Error in model execution|"
+       r"EngineCore encountered a fatal error|Error in model execution|"
        r"failure while handling (?:the )?request|Avg prompt throughput|Processed prompts|Added request|"
        r"Exception in ASGI application|"
        # the client's monitor of its engine cores starts only once every core reported ready (core_client.py)

@@ -142,3 +142,25 @@ def test_mojibake_quoted_in_an_exception_is_a_decode_error() -> None:
     assert classify_lines(["KeyError: '<｜end▁of▁sentence｜>'"]).kind != "decode_error"
     # accented words in an exception are not mojibake
     assert classify_lines(["ValueError: café déjà vu: élève"]).kind != "decode_error"
+
+
+def test_engine_core_hit_an_exception_is_placed_by_its_stack() -> None:
+    """vLLM 0.8's run_engine_core logs 'EngineCore hit an exception' for a failed start as for a crash while
+    serving: the stack says which (EngineCoreProc(...) and _initialize_kv_caches: a start; run_busy_loop:
+    serving), not the words."""
+    p = "ERROR 11-26 14:34:34 [core.py:387]"
+    site = "/root/miniconda3/envs/apirefcheck/lib/python3.10/site-packages/vllm/v1/engine/core.py"
+    start = [  # vLLM #29481: a second instance on the same GPU fails while sizing its KV cache
+        f"{p} EngineCore hit an exception: Traceback (most recent call last):",
+        f"{p}   File \"{site}\", line 378, in run_engine_core",
+        f"{p}     engine_core = EngineCoreProc(*args, **kwargs)",
+        f"{p}   File \"{site}\", line 320, in __init__",
+        f"{p}     super().__init__(vllm_config, executor_class, log_stats)",
+        f"{p}   File \"{site}\", line 71, in __init__",
+        f"{p}     self._initialize_kv_caches(vllm_config)",
+    ]
+    assert classify_lines(start).kind == "startup_failure"
+    serving = [start[0], f"{p}   File \"{site}\", line 378, in run_engine_core", f"{p}     engine_core.run_busy_loop()",
+               f"{p}   File \"{site}\", line 400, in run_busy_loop", f"{p}     self._process_engine_step()",
+               f"{p} ValueError: a message no rule knows"]
+    assert classify_lines(serving).kind == "engine_error"
