@@ -5,6 +5,8 @@
 - An exception whose message quotes mojibake: UTF-8 bytes read as Latin-1 or cp1252 (`ï½` + byte 0x9C, the
   fullwidth bar of DeepSeek's special tokens; `â` + bytes 0x96 0x81, SentencePiece's word boundary). A token piece
   looked up under text decoded with the wrong codec is a decoding failure, not an unknown engine error.
+- Memory a server could not get, in its own words (`Not enough memory`), and a pod Kubernetes cannot place
+  for want of a GPU (`Insufficient nvidia.com/gpu`).
 - A process killed by SIGKILL, whoever says so: a shell's job notice for any command, exit code 137.
 - Windows' socket errors by their code (`[WinError 10061]`), in whichever language Windows wrote the words
   (`由于目标计算机积极拒绝，无法连接。`): the code, not the words, says refused, reset or timed out.
@@ -34,6 +36,26 @@ SHAPE_RULES: tuple[Rule, ...] = (
         hint=Msg("rule.context_too_long"),
         examples=(
             "ValueError: Prompt is too long, max tokens supported is 226 or less, got 303",  # CogVideoXWrapper #204
+        ),
+    ),
+    rule(
+        "not_enough_memory",
+        Kind.OUT_OF_MEMORY,
+        # any server's own words for memory it could not get (SGLang's KV pool, a device, the GPU)
+        r"\bNot enough (?:GPU |device |CUDA |KV[ -]cache |free )?memory\b",
+        hint=Msg("rule.gpu_oom"),
+        examples=("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",),  # SGLang #4330
+    ),
+    rule(
+        "pod_unschedulable_accelerator",
+        Kind.STARTUP_FAILURE,
+        # Kubernetes cannot place the server's pod: no node has the GPU (or NPU) it asks for
+        r"Insufficient [\w.-]*/(?:gpu|npu)\b",
+        role="weak",
+        hint=Msg("rule.pod_unschedulable_accelerator"),
+        examples=(
+            "FailedScheduling  53s (x3 over 119s)  default-scheduler   0/2 nodes are available: 2 Insufficient "
+            "nvidia.com/gpu, 2 node(s) didn't match node selector.",  # KServe #794
         ),
     ),
     rule(

@@ -164,3 +164,14 @@ def test_engine_core_hit_an_exception_is_placed_by_its_stack() -> None:
                f"{p}   File \"{site}\", line 400, in run_busy_loop", f"{p}     self._process_engine_step()",
                f"{p} ValueError: a message no rule knows"]
     assert classify_lines(serving).kind == "engine_error"
+
+
+def test_memory_a_server_could_not_get_and_a_pod_without_a_gpu() -> None:
+    assert _rules(["RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."]) == \
+        ["not_enough_memory"]  # SGLang #4330
+    unschedulable = ("FailedScheduling  53s (x3 over 119s)  default-scheduler   0/2 nodes are available: "
+                     "2 Insufficient nvidia.com/gpu, 2 node(s) didn't match node selector.")  # KServe #794
+    assert classify_lines([unschedulable]).kind == "startup_failure"
+    # healthy neighbours: a node that advertises its GPUs; memory that was enough
+    assert classify_lines(["  nvidia.com/gpu:                 1",
+                           "INFO: enough memory for 4096 tokens; not enough room to print the table"]).kind == HEALTHY
