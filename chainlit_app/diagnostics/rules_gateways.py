@@ -5,13 +5,16 @@ Ollama, one-api, new-api and other Go servers log each request through gin: `[GI
 500 | 29m59s | 10.0.0.123 | POST "/api/chat"` (one-api adds a request id column). Unlike uvicorn's access
 lines, gin's carry how long the request took, so a 5xx after ten minutes or more is a request that hung until
 something gave up (slow_or_stalled), and a quick 5xx a failure while answering. The status is read as
-the clients' reported statuses are (`rules_status.py`): 401 auth, 403 auth as a symptom, 500 an engine
-error; all but 401 weak, since the server's own line names the cause better when the excerpt has it. (No
-real gin line with 404, 502, 503 or 504 was found for an example; those statuses are left to the other rules.)
+the clients' reported statuses are (`rules_status.py`): 401 auth, 403 auth as a symptom, 408/429/504 slow,
+500 an engine error; all but 401 weak, since the server's own line names the cause better when the excerpt has
+it. (No real gin line with 404, 502 or 503 was found for an example; those statuses are left to the other
+rules.)
 
 The Chinese gateways and clients (one-api, new-api, FastGPT, Cherry Studio) answer in Chinese: an invalid,
-expired or missing token, a key that may not use a model, a failed authentication, no channel serving a
-model. Data only: see `rules.py` for what the fields mean and how the winner is chosen.
+expired or missing token, a key that may not use a model, a failed authentication, an upstream saturated
+(their 429), no channel serving a model.
+
+Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 """
 
 from __future__ import annotations
@@ -65,6 +68,17 @@ GATEWAY_RULES: tuple[Rule, ...] = (
         ),
     ),
     rule(
+        "gin_status_timeout",
+        Kind.SLOW_OR_STALLED,
+        _gin("408|429|504"),
+        role="weak",
+        hint=Msg("rule.reported_status_timeout"),
+        examples=(
+            "[GIN] 2024/05/25 - 02:20:27 | 2024052502202733503658994402104 | 429 |   94.358928ms |    192.168.96.6 "
+            "|    POST /v1/embeddings",  # FastGPT #1595 (one-api)
+        ),
+    ),
+    rule(
         "gin_status_500",
         Kind.ENGINE_ERROR,
         _gin("500"),
@@ -111,6 +125,16 @@ GATEWAY_RULES: tuple[Rule, ...] = (
             "2024-06-23 03:36:42 [ERR] 2024/06/22 - 19:36:42 | 2024062219364230120484593645821 | "
             "该令牌无权使用模型：qwen2",
         ),  # one-api #1553
+    ),
+    rule(
+        "zh_upstream_saturated",
+        Kind.SLOW_OR_STALLED,
+        # one-api/new-api's 429: 'the group's upstream load is saturated, try again later'
+        r"上游负载已饱和",
+        role="weak",
+        hint=Msg("rule.reported_status_timeout"),
+        examples=("[ERR] 2024/05/25 - 02:20:27 | 2024052502202733503658994402104 | relay error (channel #5): "
+                  "当前分组上游负载已饱和，请稍后再试 (request id: 2024052502202733503658994402104)",),  # FastGPT #1595
     ),
     rule(
         "zh_no_channel_for_model",

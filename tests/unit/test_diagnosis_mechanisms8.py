@@ -175,3 +175,14 @@ def test_memory_a_server_could_not_get_and_a_pod_without_a_gpu() -> None:
     # healthy neighbours: a node that advertises its GPUs; memory that was enough
     assert classify_lines(["  nvidia.com/gpu:                 1",
                            "INFO: enough memory for 4096 tokens; not enough room to print the table"]).kind == HEALTHY
+
+
+def test_a_gateways_429_in_gin_and_in_chinese() -> None:
+    # FastGPT #1595 (one-api in front of the embedding model)
+    gin = ("[GIN] 2024/05/25 - 02:20:27 | 2024052502202733503658994402104 | 429 |   94.358928ms |    192.168.96.6 "
+           "|    POST /v1/embeddings")
+    assert _rules([gin]) == ["gin_status_timeout"]
+    assert classify_lines(["[ERR] 2024/05/25 - 02:20:27 | 2024052502202733503658994402104 | relay error (channel "
+                           "#5): 当前分组上游负载已饱和，请稍后再试"]).kind == "slow_or_stalled"
+    assert classify_lines(["[INFO] 2024/05/25 - 02:20:27 | 2024052502202733673623654963543 | user 1 has enough "
+                           "quota 499999999437192, trusted and no need to pre-consume"]).kind == HEALTHY
