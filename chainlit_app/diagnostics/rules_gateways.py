@@ -1,5 +1,10 @@
-"""Rules for what Go servers and gateways in front of a model write: gin's access lines, Go's and Node's
-runtime words for a timeout or a reset connection, and the gateways' own words, in Chinese too.
+"""Rules for what servers, gateways and clients in front of a model write: gin's access lines, a client's
+own request log (httpx's, under the openai library), Go's and Node's runtime words for a timeout or a reset
+connection, and the gateways' own words, in Chinese too.
+
+httpx logs each request a client makes with the status it got (`HTTP Request: POST … "HTTP/1.1 500 Internal
+Server Error"`): the access line seen from the other side, read by its status as well (500 an engine error,
+404 a model or path the server does not have; 401 is read by the access rule that knows any `HTTP/1.1 401`).
 
 Ollama, one-api, new-api and other Go servers log each request through gin: `[GIN] 2024/12/11 - 09:58:58 |
 500 | 29m59s | 10.0.0.123 | POST "/api/chat"` (one-api adds a request id column). Unlike uvicorn's access
@@ -28,6 +33,14 @@ from .taxonomy import Kind
 _GIN = r"\[GIN\] [\d/]+ - [\d:]+ \|(?:\s*\w{8,}\s*\|)?\s*(?:{codes})\s*\|"
 # Go's duration of ten minutes or more: '29m59s', '1h2m3s'
 _LONG = r"\s*(?:\d+h[\dm.]*s?|[1-9]\d+m[\d.]*s)\s*\|"
+
+
+# httpx's request log: 'HTTP Request: POST http://…/v1/chat/completions "HTTP/1.1 500 Internal Server Error"'
+_CLIENT = r'HTTP Request: [A-Z]+ \S+ "HTTP/[\d.]+ (?:{codes})\b'
+
+
+def _client(codes: str) -> str:
+    return _CLIENT.replace("{codes}", codes)
 
 
 def _gin(codes: str, long: bool = False) -> str:
@@ -88,6 +101,26 @@ GATEWAY_RULES: tuple[Rule, ...] = (
             # ollama #8983
             '[GIN] 2025/02/10 - 11:20:45 | 500 | 51.787708541s |       127.0.0.1 | POST     "/api/chat"',
         ),
+    ),
+    # --- a client's own request log: httpx (under the openai library) logs every request with its status ---
+    rule(
+        "client_request_5xx",
+        Kind.ENGINE_ERROR,
+        _client("500"),
+        role="weak",
+        hint=Msg("rule.reported_status_500"),
+        examples=(
+            '2025-09-05 15:26:55,667 - INFO - HTTP Request: POST https://api.publicai.co/v1/chat/completions '
+            '"HTTP/1.1 500 Internal Server Error"',  # chat.publicai.co #9
+        ),
+    ),
+    rule(
+        "client_request_not_found",
+        Kind.MODEL_NOT_FOUND,
+        _client("404"),
+        role="weak",
+        hint=Msg("rule.not_found_error"),
+        examples=('HTTP Request: POST http://127.0.0.1:11434/chat/completions "HTTP/1.1 404 Not Found"',),  # Plush #152
     ),
     # --- Go's and Node's runtime words, whoever prints them ---
     rule(

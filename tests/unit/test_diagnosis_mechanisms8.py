@@ -186,3 +186,16 @@ def test_a_gateways_429_in_gin_and_in_chinese() -> None:
                            "#5): 当前分组上游负载已饱和，请稍后再试"]).kind == "slow_or_stalled"
     assert classify_lines(["[INFO] 2024/05/25 - 02:20:27 | 2024052502202733673623654963543 | user 1 has enough "
                            "quota 499999999437192, trusted and no need to pre-consume"]).kind == HEALTHY
+
+
+def test_a_clients_own_request_log_is_read_by_its_status() -> None:
+    # chat.publicai.co #9: httpx's request log under the openai library, 500 twice then 200
+    lines = ['2025-09-05 15:26:55,667 - INFO - HTTP Request: POST https://api.publicai.co/v1/chat/completions '
+             '"HTTP/1.1 500 Internal Server Error"',
+             '2025-09-05 15:27:08,567 - INFO - HTTP Request: POST https://api.publicai.co/v1/chat/completions '
+             '"HTTP/1.1 200 OK"']
+    assert classify_lines(lines).kind == "engine_error"
+    assert classify_lines(lines[1:]).kind == HEALTHY
+    # Plush-for-ComfyUI #152: a base URL without /v1
+    assert classify_lines(['HTTP Request: POST http://127.0.0.1:11434/chat/completions "HTTP/1.1 404 Not Found"'
+                           ]).kind == "model_not_found"
