@@ -3,17 +3,17 @@ own request log (httpx's, under the openai library), Go's and Node's runtime wor
 connection, and the gateways' own words, in Chinese too.
 
 httpx logs each request a client makes with the status it got (`HTTP Request: POST … "HTTP/1.1 500 Internal
-Server Error"`): the access line seen from the other side, read by its status as well (500 an engine error,
-404 a model or path the server does not have; 401 is read by the access rule that knows any `HTTP/1.1 401`).
+Server Error"`): the access line seen from the other side, read by its status as well (any 5xx an engine error,
+as uvicorn's own 5xx lines are; 404 a model or path the server does not have; 401 is read by the access rule
+that knows any `HTTP/1.1 401`).
 
 Ollama, one-api, new-api and other Go servers log each request through gin: `[GIN] 2024/12/11 - 09:58:58 |
 500 | 29m59s | 10.0.0.123 | POST "/api/chat"` (one-api adds a request id column). Unlike uvicorn's access
 lines, gin's carry how long the request took, so a 5xx after ten minutes or more is a request that hung until
 something gave up (slow_or_stalled), and a quick 5xx a failure while answering. The status is read as
 the clients' reported statuses are (`rules_status.py`): 401 auth, 403 auth as a symptom, 408/429/504 slow,
-500 an engine error; all but 401 weak, since the server's own line names the cause better when the excerpt has
-it. (No real gin line with 404, 502 or 503 was found for an example; those statuses are left to the other
-rules.)
+any other 5xx an engine error (as uvicorn's 5xx access lines are: never healthy while a 5xx is in sight); all
+but 401 weak, since the server's own line names the cause better when the excerpt has it.
 
 The Chinese gateways and clients (one-api, new-api, FastGPT, Cherry Studio) answer in Chinese: an invalid,
 expired or missing token, a key that may not use a model, a failed authentication, an upstream saturated
@@ -94,7 +94,7 @@ GATEWAY_RULES: tuple[Rule, ...] = (
     rule(
         "gin_status_500",
         Kind.ENGINE_ERROR,
-        _gin("500"),
+        _gin(r"5\d\d"),
         role="weak",
         hint=Msg("rule.reported_status_500"),
         examples=(
@@ -106,7 +106,7 @@ GATEWAY_RULES: tuple[Rule, ...] = (
     rule(
         "client_request_5xx",
         Kind.ENGINE_ERROR,
-        _client("500"),
+        _client(r"5\d\d"),
         role="weak",
         hint=Msg("rule.reported_status_500"),
         examples=(

@@ -199,3 +199,13 @@ def test_a_clients_own_request_log_is_read_by_its_status() -> None:
     # Plush-for-ComfyUI #152: a base URL without /v1
     assert classify_lines(['HTTP Request: POST http://127.0.0.1:11434/chat/completions "HTTP/1.1 404 Not Found"'
                            ]).kind == "model_not_found"
+
+
+def test_no_5xx_in_a_client_log_or_gin_line_is_healthy() -> None:
+    """The shape, for every 5xx (the real lines above carry 500): never healthy while a 5xx is in sight."""
+    for status in ("502 Bad Gateway", "503 Service Unavailable", "504 Gateway Timeout"):
+        code = status.split()[0]
+        client = f'HTTP Request: POST http://localhost:8000/v1/chat/completions "HTTP/1.1 {status}"'
+        gin = f'[GIN] 2025/02/10 - 11:20:45 | {code} |  1.2s |       127.0.0.1 | POST     "/api/chat"'
+        assert classify_lines([client]).kind != HEALTHY, status
+        assert classify_lines([gin]).kind != HEALTHY, status
