@@ -1,10 +1,12 @@
-"""The general mechanisms of the eighth generalising pass, each on the real lines it was written from, and
-each with the healthy shape next to it that must stay quiet.
+"""The general mechanisms of the sixth generalising pass (branch diag-dev8, made while holdout round 8 was
+collected), each on the real lines it was written from, and each with the healthy shape next to it that must
+stay quiet.
 
 Exception chains (the separator and blank ERROR lines are no errors; an unnamed later link points back at
-its cause), a model file missing while serving, gin's access lines (status and duration), Go's and Node's
-runtime words, SIGKILL however it is reported, Windows socket errors by their code, the Chinese gateways'
-words, a prompt too long next to a maximum, and mojibake quoted in an exception.
+its cause), a model file missing while serving, 'EngineCore hit an exception' placed by its stack, gin's
+access lines (status and duration), a client's own request log, Go's and Node's runtime words, SIGKILL
+however it is reported, Windows socket errors by their code, the Chinese gateways' words, memory a server
+could not get, a pod without a GPU, a prompt too long next to a maximum, and mojibake quoted in an exception.
 """
 
 from __future__ import annotations
