@@ -17,7 +17,8 @@ but 401 weak, since the server's own line names the cause better when the excerp
 
 The Chinese gateways and clients (one-api, new-api, FastGPT, Cherry Studio) answer in Chinese: an invalid,
 expired or missing token, a key that may not use a model, a failed authentication, an upstream saturated
-(their 429), no channel serving a model.
+(their 429), no channel serving a model; a client that cannot connect to its API server, a request or the
+API's communication that timed out (Langchain-Chatchat).
 
 Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 """
@@ -168,6 +169,28 @@ GATEWAY_RULES: tuple[Rule, ...] = (
         hint=Msg("rule.reported_status_timeout"),
         examples=("[ERR] 2024/05/25 - 02:20:27 | 2024052502202733503658994402104 | relay error (channel #5): "
                   "当前分组上游负载已饱和，请稍后再试 (request id: 2024052502202733503658994402104)",),  # FastGPT #1595
+    ),
+    rule(
+        "zh_cannot_connect",
+        Kind.CONNECTION,
+        # a client's note that it cannot reach its server ('cannot connect to the API server'); Windows' own
+        # words for a refused connection are read by their code (rules_shapes.py)
+        r"无法连接(?:到)?[^\n，。]{0,12}?(?:API|服务|server)",
+        hint=Msg("rule.connection_refused"),
+        examples=(
+            # Langchain-Chatchat #1165
+            "依据源文件重建向量库失败：无法连接API服务器，请确认已执行python server\\api.py",
+        ),
+    ),
+    rule(
+        "zh_timed_out",
+        Kind.SLOW_OR_STALLED,
+        # 'API communication / request / response timed out'
+        r"通信超时|请求超时|响应超时",
+        role="weak",
+        hint=Msg("rule.generic_timeout"),
+        # Langchain-Chatchat #4096
+        examples=("API通信超时，请确认已启动FastChat与API服务（详见Wiki '5. 启动 API 服务或 Web UI'）。（timed out）",),
     ),
     rule(
         "zh_no_channel_for_model",

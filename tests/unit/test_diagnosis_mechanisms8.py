@@ -211,3 +211,14 @@ def test_no_5xx_in_a_client_log_or_gin_line_is_healthy() -> None:
         gin = f'[GIN] 2025/02/10 - 11:20:45 | {code} |  1.2s |       127.0.0.1 | POST     "/api/chat"'
         assert classify_lines([client]).kind != HEALTHY, status
         assert classify_lines([gin]).kind != HEALTHY, status
+
+
+def test_chinese_client_words_for_a_server_out_of_reach_or_too_slow() -> None:
+    # Langchain-Chatchat #1165 and #4096
+    assert classify_lines(["依据源文件重建向量库失败：无法连接API服务器，请确认已执行python server\\api.py"]).kind == \
+        "connection"
+    assert _rules(["请求超时"]) == ["zh_timed_out"]
+    # its healthy start-up notices in Chinese
+    assert classify_lines(["2024-04-25 14:33:09,572 - startup.py[line:655] - INFO: 正在启动服务：",
+                           "2024-04-25 14:33:09,572 - startup.py[line:656] - INFO: 如需查看 llm_api 日志，请前往 "
+                           "/home/langchain/Langchain-Chatchat-master/logs"]).kind == HEALTHY
