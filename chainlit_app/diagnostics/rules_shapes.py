@@ -7,6 +7,7 @@
   looked up under text decoded with the wrong codec is a decoding failure, not an unknown engine error.
 - Memory a server could not get, in its own words (`Not enough memory`), and a pod Kubernetes cannot place
   for want of a GPU (`Insufficient nvidia.com/gpu`).
+- A 5xx next to its reason phrase in any client's words (a browser console, Spring, .NET, Rust).
 - A process killed by SIGKILL, whoever says so: a shell's job notice for any command, exit code 137.
 - Windows' socket errors by their code (`[WinError 10061]`), in whichever language Windows wrote the words
   (`由于目标计算机积极拒绝，无法连接。`): the code, not the words, says refused, reset or timed out.
@@ -57,6 +58,20 @@ SHAPE_RULES: tuple[Rule, ...] = (
             "FailedScheduling  53s (x3 over 119s)  default-scheduler   0/2 nodes are available: 2 Insufficient "
             "nvidia.com/gpu, 2 node(s) didn't match node selector.",  # KServe #794
         ),
+    ),
+    rule(
+        "status_with_reason_phrase",
+        Kind.ENGINE_ERROR,
+        # a 5xx next to its reason phrase, whoever prints it: a browser console's 'POST … 500 (Internal Server
+        # Error)', Spring's and .NET's '500 Internal Server Error', Rust's '(500 Internal Server Error)': any 5xx
+        # an engine error (weak), as uvicorn's 5xx access lines are, which keep their own rule ('" 500 …' is not
+        # matched here); a line whose words another rule reads first (a 503 a client reports in its own words)
+        # keeps that rule's kind
+        "|".join(rf'(?<!" )\b5\d\d \(?{phrase}\b' for phrase in
+                 ("Internal Server Error", "Bad Gateway", "Service Unavailable", "Gateway Time-?out")),
+        role="weak",
+        hint=Msg("rule.reported_status_500"),
+        examples=("POST http://localhost:5173/api/llmcall 500 (Internal Server Error)",),  # bolt.diy #1550
     ),
     rule(
         "killed_exit_137",

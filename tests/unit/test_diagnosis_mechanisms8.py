@@ -222,3 +222,19 @@ def test_chinese_client_words_for_a_server_out_of_reach_or_too_slow() -> None:
     assert classify_lines(["2024-04-25 14:33:09,572 - startup.py[line:655] - INFO: 正在启动服务：",
                            "2024-04-25 14:33:09,572 - startup.py[line:656] - INFO: 如需查看 llm_api 日志，请前往 "
                            "/home/langchain/Langchain-Chatchat-master/logs"]).kind == HEALTHY
+
+
+def test_a_5xx_next_to_its_reason_phrase_in_any_clients_words() -> None:
+    assert _rules(["POST http://localhost:5173/api/llmcall 500 (Internal Server Error)"]) == \
+        ["status_with_reason_phrase"]  # bolt.diy #1550
+    # the shapes of other clients (Spring, .NET, Rust's reqwest): never healthy
+    for line in ("org.springframework.web.client.HttpServerErrorException$InternalServerError: 500 Internal Server "
+                 "Error: [no body]",
+                 "System.Net.Http.HttpRequestException: Response status code does not indicate success: 500 "
+                 "(Internal Server Error).",
+                 "Error: HTTP status server error (500 Internal Server Error) for url (http://localhost:8000/v1)"):
+        assert classify_lines([line]).kind == "engine_error", line
+    # uvicorn's own 5xx line keeps its rule; a 200 and a 4xx phrase are not 5xx
+    assert _rules(['INFO:     127.0.0.1:5555 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error']) \
+        == ["access_5xx"]
+    assert classify_lines(["GET http://localhost:5173/api/models 200 (OK)"]).kind == HEALTHY
