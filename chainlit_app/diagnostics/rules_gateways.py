@@ -185,8 +185,8 @@ GATEWAY_RULES: tuple[Rule, ...] = (
     rule(
         "zh_timed_out",
         Kind.SLOW_OR_STALLED,
-        # 'API communication / request / response timed out'
-        r"通信超时|请求超时|响应超时",
+        # 'API communication / request / response timed out' (not a setting: 请求超时时间 is a timeout's length)
+        r"(?:通信|请求|响应)超时(?!时间|时长|设置|[:：=]\s*\d)",
         role="weak",
         hint=Msg("rule.generic_timeout"),
         # Langchain-Chatchat #4096

@@ -218,6 +218,7 @@ def test_chinese_client_words_for_a_server_out_of_reach_or_too_slow() -> None:
     assert classify_lines(["依据源文件重建向量库失败：无法连接API服务器，请确认已执行python server\\api.py"]).kind == \
         "connection"
     assert _rules(["请求超时"]) == ["zh_timed_out"]
+    assert classify_lines(["请求超时时间: 600", "请求超时: 60"]).kind == HEALTHY  # a setting, not a timeout
     # its healthy start-up notices in Chinese
     assert classify_lines(["2024-04-25 14:33:09,572 - startup.py[line:655] - INFO: 正在启动服务：",
                            "2024-04-25 14:33:09,572 - startup.py[line:656] - INFO: 如需查看 llm_api 日志，请前往 "
