@@ -13,7 +13,8 @@ from chainlit_app.i18n import Msg
 
 from .answer_loops import is_looping
 from .answers import is_garbled, judge_answer
-from .byte_pieces import RULE_ID as BYTE_PIECES, byte_pieces_hint, shows_byte_pieces
+from .byte_pieces import RULE_ID as BYTE_PIECES
+from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .findings import Finding
 from .taxonomy import KINDS, Kind
 
