@@ -107,7 +107,7 @@ class LineClassifier(PrintedOutput, RequestLines):
                 return self._busy_line(raw, lineno)
             if not interesting(low):
                 if _LOG_LINE_START.match(raw):
-                    return self._tagged_print(strip_ansi(raw), lineno) if raw[:1] == "(" else []
+                    return self._tagged_print(raw, lineno) if raw[:1] == "(" else []
                 return self._plain_line(strip_ansi(raw), lineno, strip_ansi(raw))
         text = strip_ansi(raw)
         parsed = parse_line(text)

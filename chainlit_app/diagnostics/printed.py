@@ -16,6 +16,7 @@ from .answers import is_garbled, judge_answer
 from .byte_pieces import RULE_ID as BYTE_PIECES
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .findings import Finding
+from .lineformat import strip_ansi
 from .taxonomy import KINDS, Kind
 
 MAX_PLAIN_LINES = 500
@@ -157,12 +158,14 @@ class PrintedOutput:
         if tag is None or self._loop_reported:
             return []
         message = raw[tag.end():].strip()
-        if len(message) < _TAGGED_PRINT_MIN or _LOGGED.match(message) or _NOT_AN_ANSWER.search(message) \
-                or _PROGRESS_BAR.search(message) or not is_looping(message):
+        if len(message) < _TAGGED_PRINT_MIN or _LOGGED.match(message):
+            return []  # most lines behind a tag are logged lines: the cheap checks first
+        message = strip_ansi(message)
+        if _NOT_AN_ANSWER.search(message) or _PROGRESS_BAR.search(message) or not is_looping(message):
             return []
         self._loop_reported = True
         hint = KINDS[Kind.DEGENERATE_OUTPUT].fix_msgs[0]
-        return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, raw, hint, "tagged_print_loops", "weak")]
+        return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, strip_ansi(raw), hint, "tagged_print_loops", "weak")]
 
     def _printed_block(self, key: str, lineno: int, text: str) -> list[Finding]:
         """Across the printed lines so far: an answer whose words are glued to emoji again and again is
