@@ -58,4 +58,19 @@ RAY_RULES: tuple[Rule, ...] = (
             "gcs_rpc_client.h:151: Failed to connect to GCS at address 10.0.0.2:6379 within 5 seconds.",
         ),
     ),
+    # Any line the C++ core logs at level E while the engine starts, whatever its words (`lineformat.py` reads
+    # the level from `[time E pid tid]`). Not `logging.cc`: that is Ray's signal handler printing a crash,
+    # which the fatal-signal reading owns.
+    rule(
+        "ray_core_error_line",
+        Kind.STARTUP_FAILURE,
+        r"^(?!logging\.cc)[\w-]+\.cc:\d+:\s|^[\w-]+\.h:\d+:\s",
+        phases=STARTING,
+        levels=("ERROR",),
+        hint=Msg("rule.ray_core_error"),
+        examples=(
+            "gcs_client.cc:183: Failed to get cluster ID from GCS server: TimedOut: Timed out while waiting for GCS "
+            "to become available.",  # as Ray prints it under [time E pid tid]
+        ),
+    ),
 )

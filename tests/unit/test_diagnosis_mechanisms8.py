@@ -92,6 +92,14 @@ def test_an_error_of_rays_cpp_core_at_start_up_is_a_start_up_failure() -> None:
     assert classify_lines([glog]).kind == "startup_failure"
     info = "[2026-03-03 21:12:16,599 I 46008 46008] core_worker.cc:215: Constructing CoreWorker. worker_id=01000000ff"
     assert parse_line(info).level == "INFO" and classify_lines([info]).kind == HEALTHY
+    # any line the core logs at level E while starting, under the tag of Ray's component; not the signal handler's
+    tagged = "(pid=gcs_server) [2026-03-03 21:12:16,599 E 1 1] gcs_server.cc:95: GCS could not reach its storage"
+    report = classify_lines([tagged])
+    assert report.root is not None and (report.kind, report.root.rule) == ("startup_failure", "ray_core_error_line")
+    crash = "[2024-02-27 16:09:19,106 E 19394 19394] logging.cc:361: *** SIGSEGV received at time=1709021359 ***"
+    assert classify_lines([crash]).root.rule != "ray_core_error_line"  # type: ignore[union-attr]
+    warning = "(raylet) [2026-03-03 21:12:16,599 W 1 1] node_manager.cc:95: the node is low on disk space"
+    assert classify_lines([warning]).kind == HEALTHY
     # once the server serves, the same failure is not a start-up's
     serving = ["INFO:     Application startup complete.", glog]
     assert classify_lines(serving).kind == "engine_error"
