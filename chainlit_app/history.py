@@ -19,7 +19,15 @@ from sqlalchemy.schema import CreateColumn
 from chainlit_app.cleaning import clean_value
 from chainlit_app.conversation import without_notes
 from chainlit_app.history_batch import Result, Statement, WriteBatcher, is_write
-from chainlit_app.history_writes import DEFAULT_RETRY, OnFailure, RetryPolicy, report_failure, with_retry
+from chainlit_app.history_writes import (
+    DEFAULT_RETRY,
+    OnFailure,
+    OnRecovered,
+    RetryPolicy,
+    call_quietly,
+    report_failure,
+    with_retry,
+)
 from chainlit_app.private_files import open_private, private_dir
 
 log = logging.getLogger(__name__)
@@ -130,14 +138,17 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
 
     Every value is cleaned before it is stored (`cleaning.clean_value`: lone surrogates break SQLite's
     driver, NUL breaks PostgreSQL), a locked database is retried with backoff and a failure that stays is
-    reported (`history_writes`); Chainlit's run steps are not stored, and `create_step` does not look up,
+    reported (`history_writes`), and so is the first write that succeeds after it (`on_recovered`: the admin's
+    finding can then say the gap is behind us); Chainlit's run steps are not stored, and `create_step` does not look up,
     in a transaction of its own, a thread this process has already written."""
 
     def __init__(self, conninfo: str, on_failure: OnFailure | None = None,
-                 retry: RetryPolicy = DEFAULT_RETRY) -> None:
+                 retry: RetryPolicy = DEFAULT_RETRY, on_recovered: OnRecovered | None = None) -> None:
         sqlite = conninfo.startswith("sqlite")
         super().__init__(conninfo=conninfo, connect_args={"timeout": retry.sqlite_busy_timeout} if sqlite else None)
         self.on_failure = on_failure
+        self.on_recovered = on_recovered
+        self._failing = False  # a failure was reported and no write has succeeded since
         self.retry = retry
         self._written_threads: set[str] = set()
         self._run_steps: dict[str, None] = {}  # ids of the run steps not stored, oldest first
@@ -161,15 +172,27 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
     async def _run_one(self, statement: Statement) -> Result:
         query, values = statement
         try:
-            return await with_retry(lambda: self._execute(query, values), self.retry)
+            result = await with_retry(lambda: self._execute(query, values), self.retry)
         except Exception as exc:
+            self._failing = True
             report_failure(query, exc, self.on_failure)
             return None
+        if is_write(query):
+            self._written()
+        return result
+
+    def _written(self) -> None:
+        if self._failing:
+            self._failing = False
+            log.info("chat history writes succeed again")
+            call_quietly(self.on_recovered)
 
     async def _run_many(self, statements: list[Statement]) -> list[Result]:
         """One attempt (SQLite's own busy wait included): a batch that fails is run again one statement at a
         time, each with the retries, so a held lock is reported as soon as without batching."""
-        return await self._execute_many(statements)
+        results = await self._execute_many(statements)
+        self._written()
+        return results
 
     async def _execute_many(self, statements: list[Statement]) -> list[Result]:
         async with self.async_session() as session:
@@ -234,8 +257,9 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         await super().delete_thread(thread_id)
 
 
-def make_data_layer(url: str, on_failure: OnFailure | None = None) -> SQLAlchemyDataLayer:
-    return ChatHistoryLayer(conninfo=url, on_failure=on_failure)
+def make_data_layer(url: str, on_failure: OnFailure | None = None,
+                    on_recovered: OnRecovered | None = None) -> SQLAlchemyDataLayer:
+    return ChatHistoryLayer(conninfo=url, on_failure=on_failure, on_recovered=on_recovered)
 
 
 def conversation_turns(steps: list[dict[str, Any]], assistant_author: str) -> list[dict[str, str]]:

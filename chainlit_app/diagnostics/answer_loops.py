@@ -35,10 +35,8 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     sample = text[-MAX_SCAN:]
     if cut_at_limit and distinct_word_ratio(sample) < 0.5:
         return True
-    tokens = sample.strip().strip("\"'`").split()
-    if len(tokens) >= _FEW_TOKENS_MIN and len(set(tokens)) <= 3 and _HAS_WORD.search(" ".join(set(tokens))):
-        return True  # a long text of at most three distinct tokens, one a word ('| | |ــ |'): no language writes
-        # so (digits and symbols alone are a matrix or a ruler someone asked for)
+    if tiny_vocabulary_run(sample.strip().strip("\"'`").split()):
+        return True
     for m in _REPEATED_UNIT.finditer(sample):
         # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit
         if len(m.group(0)) >= 30 and (_HAS_WORD.search(m.group(1)) or (cut_at_limit and m.group(1).strip())):
@@ -51,6 +49,24 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
             return True
     raw = sample.encode("utf-8", "replace")
     return len(raw) >= 400 and len(zlib.compress(raw)) < 0.2 * len(raw)
+
+
+def tiny_vocabulary_run(tokens: list[str], run: int = _FEW_TOKENS_MIN, most: int = 3) -> bool:
+    """True when `run` tokens in a row are drawn from at most `most` distinct ones, one of them a word: two
+    words alternating for dozens of tokens ('camin naman camin naman ...'), or a whole text of three tokens
+    ('| | |ــ |'). No language writes so; digits and symbols alone are a matrix or a ruler someone asked for.
+    The run may stand anywhere: an answer can start sensibly and then fall into it, in no fixed period."""
+    window: Counter[str] = Counter()
+    for index, token in enumerate(tokens):
+        window[token] += 1
+        if index >= run:
+            gone = tokens[index - run]
+            window[gone] -= 1
+            if not window[gone]:
+                del window[gone]
+        if index >= run - 1 and len(window) <= most and _HAS_WORD.search(" ".join(window)):
+            return True
+    return False
 
 
 def writes_next_turns(text: str) -> bool:

@@ -109,7 +109,7 @@ class LineClassifier(PrintedOutput, RequestLines):
                 return self._busy_line(raw, lineno)
             if not interesting(low):
                 if _LOG_LINE_START.match(raw):
-                    return []
+                    return self._tagged_print(raw, lineno) if raw[:1] == "(" else []
                 return self._plain_line(strip_ansi(raw), lineno, strip_ansi(raw))
         text = strip_ansi(raw)
         parsed = parse_line(text)
@@ -197,7 +197,7 @@ class LineClassifier(PrintedOutput, RequestLines):
             return self._gauge(msg, lineno, text)
         if not parsed.level and not parsed.process:
             return self._plain_line(msg, lineno, text)
-        return []
+        return self._tagged_print(text, lineno) if not parsed.level else []
 
     def _on_traceback(self, tb: Traceback, parsed: ParsedLine, text: str, replaced: bool) -> list[Finding]:
         """The exception line that ends a traceback: rule, exception type, raised in, phase."""

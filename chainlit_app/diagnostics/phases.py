@@ -125,6 +125,8 @@ _SERVING_FRAMES = re.compile(
     r"completion_stream_generator|output_handler|process_outputs|execute_model|_process_input_queue|"
     r"run_busy_loop|run_engine_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
     r"update_from_output|convert_tokens_to_string|(?<!\w)_?decode\b|batch_decode|detokeniz|get_response|"
+    # V0's output processor and detokenizer run only on generated tokens
+    r"_process_\w*outputs|decode_\w+_inplace|"
     r"collective_rpc|logprob|"
     r"allocate_slots|update_state_after_alloc|_alloc|swap_blocks|sample_tokens|_sample\b|propose|draft_token|"
     r"bookkeeping|process_input_socket|add_request|abort_request|get_output|execute_dummy_batch|"

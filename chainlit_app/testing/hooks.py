@@ -18,6 +18,15 @@ CHAT_INPUT = "#chat-input"
 CHAT_SUBMIT = "#chat-submit"
 STOP_BUTTON = "#stop-button"
 DIAGNOSTICS_COMMAND = "/diagnostics"  # what an admin can type to open the panel (app.py)
+# With chat history on, a chat's first interaction makes the browser switch to the new thread's URL, which
+# drops the side bar; the app shows the panel again a second later (panel.open_panel). A page object that
+# opened the panel on a page not yet on a thread waits for that, or a click would land on the dropped panel.
+THREAD_URL = "**/thread/**"
+HISTORY_ON_JS = """async () => {
+  const r = await fetch('/project/settings?language=en-US', {credentials: 'same-origin'});
+  return r.ok ? Boolean((await r.json()).dataPersistence) : false;
+}"""
+PANEL_SETTLE_MS = 1500  # after the thread's URL: past the app's one-second second showing
 
 # The app's own hooks (README, "Scripted UI tests").
 WELCOME = "[data-testid=chat-welcome]"

@@ -164,6 +164,7 @@ class DiagnosticsPanel:
     def open(self, timeout: float = 30.0) -> None:
         """By the welcome notice's button, or by the /diagnostics command once that notice has scrolled
         away or was replaced (a new thread's page)."""
+        on_thread = "/thread/" in self.page.url
         button = self.page.locator(hooks.OPEN_DIAGNOSTICS)
         if button.count():
             button.last.click(timeout=timeout * 1000)
@@ -171,6 +172,10 @@ class DiagnosticsPanel:
             self.page.fill(hooks.CHAT_INPUT, hooks.DIAGNOSTICS_COMMAND)
             self.page.click(hooks.CHAT_SUBMIT)
         self.page.wait_for_selector(hooks.PANEL, timeout=timeout * 1000)
+        if not on_thread and self.page.evaluate(hooks.HISTORY_ON_JS):  # see hooks.THREAD_URL
+            self.page.wait_for_url(hooks.THREAD_URL, timeout=timeout * 1000)
+            self.page.wait_for_timeout(hooks.PANEL_SETTLE_MS)
+            self.page.wait_for_selector(hooks.PANEL, timeout=timeout * 1000)
 
     def engine_state(self) -> str:
         return self.page.locator(hooks.ENGINE_STATE).get_attribute("data-state") or ""

@@ -24,6 +24,7 @@ from chainlit_app.diagnostics.lineformat import parse_line
 from chainlit_app.diagnostics.phases import Phase
 from chainlit_app.diagnostics.prefilter import interesting
 from chainlit_app.diagnostics.rules import Context, literal_needles, most_specific
+from chainlit_app.diagnostics.unfinished_start import STEPS
 from chainlit_app.diagnostics.whole_log import EXPLAINED_BY, EXPLAINED_BY_RULES, EXPLAINED_WHEN_UNRECOGNISED
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev"
@@ -321,7 +322,9 @@ def test_streaming_feed_equals_batch_classification(path: Path) -> None:
         streamed.extend(classifier.feed(line, number))
     streamed.extend(classifier.finish())
     batch = classify_file(path)
-    batch_keys = {(f.kind, f.line, f.rule) for f in batch.findings}
+    # an unfinished start is read on a whole file only (unfinished_start.py): the live path never names it
+    file_level = {step.id for step in STEPS}
+    batch_keys = {(f.kind, f.line, f.rule) for f in batch.findings if f.rule not in file_level}
     assert batch_keys <= {(f.kind, f.line, f.rule) for f in streamed}
     first_decisive = next((f for f in streamed if f.role == "decisive"), None)
     if first_decisive is not None:

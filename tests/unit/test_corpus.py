@@ -56,6 +56,17 @@ ACCEPTED_READINGS = {
         "sign; that the words around it are fragments too is what the label reads"),
     "round5_gh19022_llama31_8b_tp2_l4_exclamation_marks_body.log": (
         "decode_error", "the same: a body of '!' from a TP>1 numerics bug"),
+    "round8_gh38652_glm47_flash_fp8_kv_cache_multiturn_exclamation_garbage.log": (
+        "decode_error", "the same: a few word fragments, then '!' (token 0) to the end, from an FP8 KV cache that "
+        "corrupts the attention's numerics"),
+    "round8_gh12502_qwen25vl_72b_engine_architecture_not_supported.log": (
+        "startup_failure", "vLLM's 'Model architectures [...] are not supported for now' names no version: whether "
+        "a later vLLM implements the architecture is not in the log, and the same refusal is labelled "
+        "startup_failure in dev (gh22231, Qwen3ForCausalLM, which a later vLLM also supports; gh32338, a custom "
+        "LlavaQwenForCausalLM that none does); the rule's hint names both fixes (upgrade vLLM, or serve a "
+        "supported model)"),
+    "round8_qwen914_vllm060_qwen2vl_architecture_not_supported.log": (
+        "startup_failure", "the same refusal (Qwen2VLForConditionalGeneration on vLLM 0.6.0)"),
 }
 _THREAD = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
 

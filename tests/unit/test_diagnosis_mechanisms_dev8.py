@@ -1,6 +1,6 @@
-"""The general mechanisms of the sixth generalising pass (branch diag-dev8, made while holdout round 8 was
-collected), each on the real lines it was written from, and each with the healthy shape next to it that must
-stay quiet.
+"""The general mechanisms of the seventh generalising pass (branch diag-dev8, made beside the sixth while
+holdout round 8 was collected), each on the real lines it was written from, and each with the healthy shape
+next to it that must stay quiet.
 
 Exception chains (the separator and blank ERROR lines are no errors; an unnamed later link points back at
 its cause), a model file missing while serving, 'EngineCore hit an exception' placed by its stack, gin's
