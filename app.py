@@ -78,7 +78,8 @@ DATABASE_URL = database_url(SETTINGS.storage.data_dir)
 @cl.data_layer
 def data_layer() -> SQLAlchemyDataLayer:
     return make_data_layer(DATABASE_URL, on_failure=RUNTIME.monitor.observe_history_failure,
-                           on_recovered=RUNTIME.monitor.observe_history_recovered)
+                           on_recovered=RUNTIME.monitor.observe_history_recovered,
+                           language=lambda: chat.session_language(RUNTIME))
 
 
 @cl.on_app_startup

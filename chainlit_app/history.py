@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from sqlalchemy.schema import CreateColumn
 
+from chainlit_app import i18n
 from chainlit_app.cleaning import clean_value
 from chainlit_app.conversation import without_notes
 from chainlit_app.history_batch import Result, Statement, WriteBatcher, is_write
@@ -31,6 +33,9 @@ from chainlit_app.history_writes import (
 from chainlit_app.private_files import open_private, private_dir
 
 log = logging.getLogger(__name__)
+# Chainlit names a thread after its first interaction, and a button's is the action's id: a thread the admin
+# began with the Diagnostics button was listed as "open_diagnostics". The button's label is shown instead.
+BUTTON_THREAD_NAMES = {"open_diagnostics": "panel.action", "retry_question": "chat.retry_label"}
 
 _ID = Text().with_variant(UUID(as_uuid=False), "postgresql")
 _JSON = Text().with_variant(JSONB(), "postgresql")
@@ -143,11 +148,13 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
     in a transaction of its own, a thread this process has already written."""
 
     def __init__(self, conninfo: str, on_failure: OnFailure | None = None,
-                 retry: RetryPolicy = DEFAULT_RETRY, on_recovered: OnRecovered | None = None) -> None:
+                 retry: RetryPolicy = DEFAULT_RETRY, on_recovered: OnRecovered | None = None,
+                 language: Callable[[], i18n.Language] | None = None) -> None:
         sqlite = conninfo.startswith("sqlite")
         super().__init__(conninfo=conninfo, connect_args={"timeout": retry.sqlite_busy_timeout} if sqlite else None)
         self.on_failure = on_failure
         self.on_recovered = on_recovered
+        self.language = language  # the session's, for a thread's name (Chainlit names it in a task of its own)
         self._failing = False  # a failure was reported and no write has succeeded since
         self.retry = retry
         self._written_threads: set[str] = set()
@@ -248,6 +255,9 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         if thread_id in self._written_threads and name is None and user_id is None and metadata is None \
                 and tags is None:
             return  # create_step only makes sure the thread exists
+        if name in BUTTON_THREAD_NAMES:
+            with i18n.use_language(self.language() if self.language else i18n.current()):
+                name = i18n.t(BUTTON_THREAD_NAMES[name])
         await super().update_thread(thread_id, name=clean_value(name), user_id=user_id, metadata=clean_value(metadata),
                                     tags=clean_value(tags))
         self._written_threads.add(thread_id)
@@ -257,9 +267,9 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         await super().delete_thread(thread_id)
 
 
-def make_data_layer(url: str, on_failure: OnFailure | None = None,
-                    on_recovered: OnRecovered | None = None) -> SQLAlchemyDataLayer:
-    return ChatHistoryLayer(conninfo=url, on_failure=on_failure, on_recovered=on_recovered)
+def make_data_layer(url: str, on_failure: OnFailure | None = None, on_recovered: OnRecovered | None = None,
+                    language: Callable[[], i18n.Language] | None = None) -> SQLAlchemyDataLayer:
+    return ChatHistoryLayer(conninfo=url, on_failure=on_failure, on_recovered=on_recovered, language=language)
 
 
 def conversation_turns(steps: list[dict[str, Any]], assistant_author: str) -> list[dict[str, str]]:
