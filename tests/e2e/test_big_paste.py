@@ -70,6 +70,8 @@ def test_a_paste_over_the_frame_stays_in_the_composer_and_the_socket_stays_up(
     chat = ChatPage(page, attached_app.url)
     chat.login("alice", PASSWORD)
     assert len(_socket_io(sockets)) == 1, [ws.url for ws in sockets]
+    frames: list[str | bytes] = []
+    _socket_io(sockets)[0].on("framesent", lambda payload: frames.append(payload))
 
     # 1.2 MB of UTF-8: 400,000 Chinese characters (3 bytes each) in Chinese, 1,200,000 letters in English.
     unit = "汉" if chinese else "x"
@@ -106,6 +108,12 @@ def test_a_paste_over_the_frame_stays_in_the_composer_and_the_socket_stays_up(
     assert f"{SHORTENED_CHARS:,}" in refusal and f"{MAX_INPUT_CHARS:,}" in refusal
     assert ("个字符" in refusal) if chinese else ("characters" in refusal)
     assert page.locator(USER_MESSAGES).count() == 1
+    # The JSON the browser puts around the text fits in the room the limit leaves for it.
+    sent = [f for f in frames if isinstance(f, str) and shortened in f]
+    assert len(sent) == 1, [len(f) for f in frames]
+    around = len(sent[0].encode()) - len(shortened.encode())
+    print(f"frame {len(sent[0].encode()):,} bytes; around the text {around:,} of {FRAME_RESERVE_BYTES:,} reserved")
+    assert 0 < around < FRAME_RESERVE_BYTES
     opened = _socket_io(sockets)
     print(f"socket.io websockets opened: {len(opened)}, closed: {sum(ws.is_closed() for ws in opened)}")
     assert len(opened) == 1 and not opened[0].is_closed(), [(ws.url, ws.is_closed()) for ws in sockets]
