@@ -44,6 +44,20 @@ class AsyncChatPage:
         await self.page.fill(hooks.CHAT_INPUT, question)
         await self.page.click(hooks.CHAT_SUBMIT)
 
+    async def type_and_press_enter(self, text: str) -> None:
+        """Put `text` in the composer (as a paste would) and press Enter, the way most people send."""
+        await self.page.fill(hooks.CHAT_INPUT, text)
+        await self.page.press(hooks.CHAT_INPUT, "Enter")
+
+    async def composer_text(self) -> str:
+        return await self.page.input_value(hooks.CHAT_INPUT)
+
+    @property
+    def too_large_alert(self) -> Locator:
+        """The alert the browser shows instead of sending a message over the socket's frame limit
+        (data-size, data-limit in bytes); the message stays in the composer."""
+        return self.page.locator(hooks.INPUT_TOO_LARGE)
+
     async def reply(self) -> ReplyState:
         return ReplyState.from_page(await self.page.evaluate(hooks.REPLY_STATE_JS))
 

@@ -57,6 +57,7 @@ LAUNCH_TOGGLE = ":scope > summary"  # the launch is a <details>; its own <summar
 CRASH_LOOP = "[data-testid=diag-crash-loop]"
 PROBE = "[data-testid=diag-probe]"
 PROBE_LAST = "[data-testid=diag-probe-last]"
+INPUT_TOO_LARGE = "[data-testid=chat-input-too-large]"  # public/input_guard.js: the message stays in the composer
 
 
 def with_remedy(selector: str, remedy: str | None) -> str:

@@ -47,6 +47,20 @@ class ChatPage:
         self.page.fill(hooks.CHAT_INPUT, question)
         self.page.click(hooks.CHAT_SUBMIT)
 
+    def type_and_press_enter(self, text: str) -> None:
+        """Put `text` in the composer (as a paste would) and press Enter, the way most people send."""
+        self.page.fill(hooks.CHAT_INPUT, text)
+        self.page.press(hooks.CHAT_INPUT, "Enter")
+
+    def composer_text(self) -> str:
+        return self.page.input_value(hooks.CHAT_INPUT)
+
+    @property
+    def too_large_alert(self) -> Locator:
+        """The alert the browser shows instead of sending a message over the socket's frame limit
+        (data-size, data-limit in bytes); the message stays in the composer."""
+        return self.page.locator(hooks.INPUT_TOO_LARGE)
+
     def reply(self) -> ReplyState:
         """What followed the latest question, as the page shows it now."""
         return ReplyState.from_page(self.page.evaluate(hooks.REPLY_STATE_JS))
