@@ -45,6 +45,11 @@ _BARE_EXCEPTION = re.compile(
     r"(?:[a-z_]\w*\.)*(?:exc|errors?|exceptions)\.[A-Z]\w*|(?:Base)?Exception)"
     r"(?::\s?(?P<msg>.*))?$"
 )
+# A label before a body that a client, proxy or wrapper relays (`relayed_body`): `Error code: 400 - {...}` (the
+# openai library's status errors), `Invalid Xinference response: {`, `Upstream error: {`. Any other text before a
+# brace ('non-default args: {...}') stays a line. A note after the body (`(request_id=req_…)`) is not JSON.
+_RELAYED_LABEL = re.compile(r"(?i).{0,60}?\b(?:response|error|body|reply|answer|result)s?\b[^{}]{0,24}?[:=-]\s*")
+_TRAILING_NOTE = re.compile(r"\}\s+\([\w ]{1,30}[=:][^(){}]{0,80}\)\s*$")
 _NAMED_EXCEPTION = re.compile(r"^(?P<type>[A-Z][A-Za-z]+): (?P<msg>\S.*)$")
 _CURLY_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 _MENTIONED = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
@@ -306,9 +311,9 @@ class EventFolder:
         stripped = message.strip()
         if not self._body:
             start = stripped.find("{")
-            if start < 0 or start > 8:  # "data: {", "{", ">>> {"
+            if start < 0 or (start > 8 and not _RELAYED_LABEL.fullmatch(stripped[:start])):  # "data: {", ">>> {"
                 return None
-            candidate = stripped[start:]
+            candidate = _TRAILING_NOTE.sub("}", stripped[start:])
             if candidate.rstrip("%").rstrip().endswith("}"):
                 data = parse_json(candidate)
                 if isinstance(data, dict):
@@ -318,7 +323,7 @@ class EventFolder:
                 return Body(lineno, lineno, None, stripped, [message]) if answer else None
             if candidate.count("{") <= candidate.count("}"):
                 return None
-            self._body, self._body_start = [message], lineno
+            self._body, self._body_start = [message if start <= 8 else candidate], lineno
             self._depth = candidate.count("{") - candidate.count("}")
             return None
         self._body.append(message)
