@@ -12,6 +12,8 @@ from collections import Counter, deque
 from chainlit_app.i18n import Msg
 
 from .answer_loops import is_looping
+from .answer_reprs import RULE_ID as PRINTED_ANSWER
+from .answer_reprs import read_printed_answer
 from .answers import is_garbled, judge_answer
 from .byte_pieces import RULE_ID as BYTE_PIECES
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
@@ -105,6 +107,22 @@ class PrintedOutput:
         if verdict is None:
             return []
         return [self._finding(verdict.kind, lineno, text, verdict.hint, f"echo_{verdict.kind.value}", "weak")]
+
+    def _on_printed_answer(self, msg: str, lineno: int, text: str) -> list[Finding] | None:
+        """A printed answer: vLLM's `CompletionOutput(...)`, the openai library's `ChatCompletion(...)` or
+        `Completion(...)`. Judged as an answer; None when the line holds none (the rules then read it)."""
+        output = COMPLETION_OUTPUT.search(msg) if "CompletionOutput(" in msg else None
+        if output is not None:
+            return self._on_completion_output(output, lineno, text)
+        answer = read_printed_answer(msg)
+        if answer is None:
+            return None
+        verdict = judge_answer(answer.text, answer.finish_reason, answer.completion_tokens,
+                               reasoning=answer.reasoning, tool_calls=answer.tool_calls)
+        if verdict is None:
+            return []
+        hint = verdict.hint
+        return [self._finding(verdict.kind, lineno, text, hint, f"{PRINTED_ANSWER}_{verdict.kind.value}", "decisive")]
 
     def _on_completion_output(self, m: re.Match[str], lineno: int, text: str) -> list[Finding]:
         ids = m.group("ids")
