@@ -20,6 +20,8 @@ from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .findings import Finding
 from .lineformat import strip_ansi
 from .taxonomy import KINDS, Kind
+from .word_salad import RULE_ID as WORD_SALAD
+from .word_salad import is_word_salad
 
 MAX_PLAIN_LINES = 500
 COMPLETION_OUTPUT = re.compile(
@@ -161,6 +163,10 @@ class PrintedOutput:
                 return [self._finding(Kind.DECODE_ERROR, lineno, text, byte_pieces_hint(), BYTE_PIECES, "weak")]
             hint = Msg("hint.printed_output_garbled")
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_garbled", "weak")]
+        if len(key) >= 200 and is_word_salad(key):
+            self._loop_reported = True
+            hint = Msg("hint.word_salad")
+            return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, WORD_SALAD, "weak")]
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
             self._loop_reported = True
