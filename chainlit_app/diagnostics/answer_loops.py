@@ -11,8 +11,9 @@ from collections import Counter
 # A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
 _REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
 _HAS_WORD = re.compile(r"[^\W\d_]")
-# Scripts written without spaces count in characters (`cjk_unit_run`): a word of 2-8 Han, kana or Hangul characters
-# six times in a row ('部署部署部署部署部署部署') is as long a loop as 30 Latin letters, and no sentence repeats a word so.
+# Scripts written without spaces count in characters (`cjk_unit_run`): a word of 2-8 Han, kana or Hangul
+# characters six times in a row ('部署部署部署部署部署部署') is as long a loop as 30 Latin letters; no sentence
+# repeats a word so.
 _CJK_UNIT_RUN = re.compile(r"([\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{2,8}?)\1{5,}")
 MAX_SCAN = 8000
 _FEW_TOKENS_MIN = 24

@@ -4,8 +4,9 @@ A client that prints the response it got (`print(completion)`) writes pydantic's
 choices=[Choice(finish_reason='stop', …, message=ChatCompletionMessage(content='\\n\\n', …))], …,
 usage=CompletionUsage(completion_tokens=2, …))`, or for the completions endpoint `Completion(… choices=
 [CompletionChoice(finish_reason='stop', …, text='')] …)`. Its fields are read back (the quoted strings as
-Python literals, never evaluated as code) and judged by `answers.judge_answer` (`printed.py`), as a JSON body is: an answer of
-whitespace only, an empty one beside its reasoning, one that loops or is garbled. Only the first choice is read.
+Python literals, never evaluated as code) and judged by `answers.judge_answer` (`printed.py`), as a JSON body
+is: an answer of whitespace only, an empty one beside its reasoning, one that loops or is garbled. Only the
+first choice is read.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-
 
 RULE_ID = "openai_answer_repr"
 _OBJECT = re.compile(r"\b(?:ChatCompletion|Completion)\(id=")

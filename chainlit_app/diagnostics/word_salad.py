@@ -20,7 +20,7 @@ MIN_WORDS = 40
 _LETTERS = re.compile(r"^[^\W\d_]+(?:[-'][^\W\d_]+)?$")
 _EDGE = "\"'`()[]{}*.,;:!?，。、"
 # The commonest short words of English, French, German, Spanish, Italian and Portuguese.
-_FUNCTION_WORDS = frozenset("""
+_FUNCTION_TEXT = """
 a an the and or but if of to in on at by for with from as is are was were be been it its this that these those
 he she we you they i me my your our their his her not no do does did have has had will would can could should
 there here what which who when where how so than then also just into about over after before
@@ -29,7 +29,8 @@ der die das ein eine und oder ist sind nicht mit von zu auf für den dem des im 
 el los las unos unas y o es son en por para con que del al no se lo su
 il lo gli uno una e di da per con che non del della
 o os um uma e ou em do da dos das com não que
-""".split())
+"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
 
 
 def _words(text: str) -> tuple[list[str], int]:
