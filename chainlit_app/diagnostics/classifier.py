@@ -48,7 +48,7 @@ from .stats import StallWatch
 from .taxonomy import KINDS, Kind
 
 # Cheap first looks before the full patterns (most lines are neither).
-_MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)")
+_MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)|\s*(?:Value error|Assertion failed), ")
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
                            r"terminate called|panicked|signal|exitcode=-|died with|died or was killed|terminated by")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.

@@ -50,6 +50,9 @@ _BARE_EXCEPTION = re.compile(
 # brace ('non-default args: {...}') stays a line. A note after the body (`(request_id=req_…)`) is not JSON.
 _RELAYED_LABEL = re.compile(r"(?i).{0,60}?\b(?:response|error|body|reply|answer|result)s?\b[^{}]{0,24}?[:=-]\s*")
 _TRAILING_NOTE = re.compile(r"\}\s+\([\w ]{1,30}[=:][^(){}]{0,80}\)\s*$")
+# pydantic's line for one error of a ValidationError (`pydantic_value_error`): vLLM's config classes refuse their
+# arguments so, `Value error, <message> [type=value_error, input_value=…]`, with no exception line of its own.
+_PYDANTIC_ERROR = re.compile(r"^(?P<kind>Value error|Assertion failed), (?P<msg>.*?)(?:\s*\[type=\w+.*)?$")
 _NAMED_EXCEPTION = re.compile(r"^(?P<type>[A-Z][A-Za-z]+): (?P<msg>\S.*)$")
 _CURLY_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 _MENTIONED = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
@@ -264,6 +267,11 @@ class EventFolder:
     @staticmethod
     def bare_exception(parsed: ParsedLine, lineno: int) -> Traceback | None:
         """An exception line seen outside any traceback: an event of its own, without frames."""
+        pydantic = _PYDANTIC_ERROR.match(parsed.message.strip())
+        if pydantic is not None:
+            kind = "ValueError" if pydantic.group("kind") == "Value error" else "AssertionError"
+            return Traceback(first_line=lineno, line=lineno, exception_type=kind, message=pydantic.group("msg"),
+                             process=parsed.process, text=parsed.message.strip())
         m = _BARE_EXCEPTION.match(parsed.message.strip())
         if m is None:
             m = _NAMED_EXCEPTION.match(parsed.message.strip())

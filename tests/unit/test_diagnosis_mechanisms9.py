@@ -156,6 +156,13 @@ def test_pydantic_value_error_is_raised_not_the_warning_it_quotes() -> None:
                "derived max_model_len (max_position_embeddings=32768). VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used "
                "with extreme caution.")
     assert is_harmless(parse_line(warning)) and classify_lines([warning]).kind == HEALTHY
+    # a refusal in pydantic's shape that no rule knows is still an exception: a start-up failure by its phase
+    unknown = ("  Value error, Invalid repository ID or local directory specified: 'x' [type=value_error, "
+               "input_value=ArgsKwargs((), {'model': 'x'}), input_type=ArgsKwargs]")
+    odd = unknown.replace("Invalid repository ID or local directory specified: 'x'", "the frobnicator is unset")
+    assert classify_lines([unknown]).kind == "model_not_found"  # hf_repo_missing's words, in pydantic's shape
+    found = classify_lines([odd])
+    assert found.kind == "startup_failure" and found.root is not None and found.root.basis == "phase"
 
 
 def test_the_hubs_answers_for_a_model_that_is_not_there() -> None:
