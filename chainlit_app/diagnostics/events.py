@@ -329,8 +329,8 @@ class EventFolder:
                 # an answer elided by its poster ('..., "eval_count":1'): still an answer, read field by field
                 answer = '"choices"' in candidate or '"role"' in candidate
                 return Body(lineno, lineno, None, stripped, [message]) if answer else None
-            if candidate.count("{") <= candidate.count("}"):
-                return None
+            if candidate.count("{") <= candidate.count("}") or (start > 8 and candidate.strip() != "{"):
+                return None  # behind a label, only a brace alone opens a pretty-printed body (a cut line does not)
             self._body, self._body_start = [message if start <= 8 else candidate], lineno
             self._depth = candidate.count("{") - candidate.count("}")
             return None

@@ -81,6 +81,13 @@ def test_a_body_behind_a_label_is_read_as_a_body() -> None:
     assert "reasoning" in report.root.hint  # the hint names the reasoning parser
     # any other text before a brace stays a line: vLLM's arguments are no body (and still mark the start)
     assert EventFolder().body("non-default args: {'model': 'Qwen/Qwen3-0.6B'}", 1) is None
+    # a labelled line cut inside its body opens nothing: the traceback after it is still read
+    cut = ["Upstream error: {'detail': 'upstream failed", "Traceback (most recent call last):",
+           '  File "/x/vllm/transformers_utils/detokenizer.py", line 10, in decode_sequence_inplace',
+           "    new_tokens = convert_prompt_ids_to_tokens(tokenizer, ids)",
+           "IndexError: list index out of range"]
+    report = classify_lines(cut)  # named by where it was raised, which only the frames show
+    assert report.kind == "decode_error" and report.root is not None and report.root.basis == "raised_in"
 
 
 def test_an_error_object_relayed_without_its_envelope_is_an_error() -> None:
