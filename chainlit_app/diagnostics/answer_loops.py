@@ -11,6 +11,10 @@ from collections import Counter
 # A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
 _REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
 _HAS_WORD = re.compile(r"[^\W\d_]")
+# Scripts written without spaces count in characters (`cjk_unit_run`): a word of 2-8 Han, kana or Hangul
+# characters six times in a row ('部署部署部署部署部署部署') is as long a loop as 30 Latin letters; no sentence
+# repeats a word so.
+_CJK_UNIT_RUN = re.compile(r"([\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{2,8}?)\1{5,}")
 MAX_SCAN = 8000
 _FEW_TOKENS_MIN = 24
 # A turn label at the start of a line ('\nUSER:', '\n### Human:'; '\\n' where a cut body kept its escapes) or a
@@ -35,7 +39,7 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     sample = text[-MAX_SCAN:]
     if cut_at_limit and distinct_word_ratio(sample) < 0.5:
         return True
-    if tiny_vocabulary_run(sample.strip().strip("\"'`").split()):
+    if tiny_vocabulary_run(sample.strip().strip("\"'`").split()) or _CJK_UNIT_RUN.search(sample):
         return True
     for m in _REPEATED_UNIT.finditer(sample):
         # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit

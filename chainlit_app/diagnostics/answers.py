@@ -13,6 +13,7 @@ from chainlit_app.i18n import Msg
 from .answer_loops import MAX_SCAN, distinct_word_ratio, is_looping, repeated_phrase, writes_next_turns
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .taxonomy import Kind
+from .word_salad import is_word_salad
 
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
 # Long runs of digits again and again: numbers a broken model emits instead of words.
@@ -221,6 +222,9 @@ def judge_answer(
             f"ratio {distinct_word_ratio(text):.2f}){said}",
             Msg("hint.answer_loops"),
         )
+    if finish_reason in ("length", None) and is_word_salad(text):
+        return AnswerVerdict(Kind.DEGENERATE_OUTPUT, f"the {len(text)}-character answer is words without grammar "
+                             f"(almost no function words; finish_reason={finish_reason!r})", Msg("hint.word_salad"))
     return None
 
 

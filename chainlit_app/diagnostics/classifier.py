@@ -39,7 +39,7 @@ from .phases import (
 )
 from .ports import PortWatch
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
-from .printed import COMPLETION_OUTPUT, PrintedCycle, PrintedOutput
+from .printed import PrintedCycle, PrintedOutput
 from .redact import SecretSource, secrets_of
 from .request_lines import RequestLines
 from .rule_tables import RULES
@@ -48,7 +48,7 @@ from .stats import StallWatch
 from .taxonomy import KINDS, Kind
 
 # Cheap first looks before the full patterns (most lines are neither).
-_MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)")
+_MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)|\s*(?:Value error|Assertion failed), ")
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
                            r"terminate called|panicked|signal|exitcode=-|died with|died or was killed|terminated by")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
@@ -165,9 +165,9 @@ class LineClassifier(PrintedOutput, RequestLines):
             found = self._on_access(access, text)
             if found is not None:
                 return found
-        output = COMPLETION_OUTPUT.search(msg) if "CompletionOutput(" in msg else None
-        if output is not None:
-            return self._on_completion_output(output, lineno, text)
+        printed = self._on_printed_answer(msg, lineno, text) if "Completion" in msg else None
+        if printed is not None:  # vLLM's CompletionOutput, the openai library's ChatCompletion or Completion
+            return printed
         if not self._phases.seen_marker and logger_shows_serving(parsed.logger):
             self._phases.enter(Phase.SERVING)
         bare = self._folder.bare_exception(parsed, lineno) if _MAY_BE_EXCEPTION.match(msg) else None

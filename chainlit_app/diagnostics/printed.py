@@ -12,12 +12,16 @@ from collections import Counter, deque
 from chainlit_app.i18n import Msg
 
 from .answer_loops import is_looping
+from .answer_reprs import RULE_ID as PRINTED_ANSWER
+from .answer_reprs import read_printed_answer
 from .answers import is_garbled, judge_answer
 from .byte_pieces import RULE_ID as BYTE_PIECES
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .findings import Finding
 from .lineformat import strip_ansi
 from .taxonomy import KINDS, Kind
+from .word_salad import RULE_ID as WORD_SALAD
+from .word_salad import is_word_salad
 
 MAX_PLAIN_LINES = 500
 COMPLETION_OUTPUT = re.compile(
@@ -106,6 +110,22 @@ class PrintedOutput:
             return []
         return [self._finding(verdict.kind, lineno, text, verdict.hint, f"echo_{verdict.kind.value}", "weak")]
 
+    def _on_printed_answer(self, msg: str, lineno: int, text: str) -> list[Finding] | None:
+        """A printed answer: vLLM's `CompletionOutput(...)`, the openai library's `ChatCompletion(...)` or
+        `Completion(...)`. Judged as an answer; None when the line holds none (the rules then read it)."""
+        output = COMPLETION_OUTPUT.search(msg) if "CompletionOutput(" in msg else None
+        if output is not None:
+            return self._on_completion_output(output, lineno, text)
+        answer = read_printed_answer(msg)
+        if answer is None:
+            return None
+        verdict = judge_answer(answer.text, answer.finish_reason, answer.completion_tokens,
+                               reasoning=answer.reasoning, tool_calls=answer.tool_calls)
+        if verdict is None:
+            return []
+        hint = verdict.hint
+        return [self._finding(verdict.kind, lineno, text, hint, f"{PRINTED_ANSWER}_{verdict.kind.value}", "decisive")]
+
     def _on_completion_output(self, m: re.Match[str], lineno: int, text: str) -> list[Finding]:
         ids = m.group("ids")
         tokens = ids.count(",") + 1 if ids.startswith("[") and ids != "[]" else None
@@ -143,6 +163,10 @@ class PrintedOutput:
                 return [self._finding(Kind.DECODE_ERROR, lineno, text, byte_pieces_hint(), BYTE_PIECES, "weak")]
             hint = Msg("hint.printed_output_garbled")
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_garbled", "weak")]
+        if len(key) >= 200 and is_word_salad(key):
+            self._loop_reported = True
+            hint = Msg("hint.word_salad")
+            return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, WORD_SALAD, "weak")]
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
             self._loop_reported = True

@@ -66,6 +66,20 @@ STEPS: tuple[StartStep, ...] = (
             "assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 0, EP rank N/A, EPLB rank N/A",
         ),
     ),
+    StartStep(
+        "start_ends_waiting_for_engine",
+        # the API server's client polling its engine process while that process starts (V0's MQLLMEngine client
+        # logs it every 10 s until the engine answers; V1's front end counts the engine cores yet to start)
+        re.compile(r"Waiting for output from MQLLMEngine|Waiting for \d+ local, \d+ remote core engine proc",
+                   re.IGNORECASE),
+        "start_step.waiting_for_engine",
+        (
+            "DEBUG 05-31 01:55:18 client.py:191] Waiting for output from MQLLMEngine.",  # aws-neuron-sdk #1163
+            # a vLLM issue about a MoE model whose start hangs here, as posted
+            "(APIServer pid=300606) DEBUG 09-02 17:29:16 [utils.py:777] Waiting for 1 local, 0 remote core engine "
+            "proc(s) to start.",
+        ),
+    ),
 )
 
 

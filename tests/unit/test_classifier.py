@@ -257,7 +257,8 @@ def test_chained_exception_keeps_the_first_cause() -> None:
         "OSError: We couldn't connect to 'https://huggingface.co' to load this file",
     ]
     report = classify_lines(lines)
-    assert report.kind == "startup_failure" and report.findings[0].line == 1
+    # the path that is not there (model_not_found), not the hub's "couldn't connect" raised from it
+    assert report.kind == "model_not_found" and report.findings[0].line == 1
 
 
 # --- request-level heuristics and stalls -------------------------------------------------------
