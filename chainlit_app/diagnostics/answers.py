@@ -13,9 +13,9 @@ from chainlit_app.i18n import Msg
 from .answer_loops import MAX_SCAN, distinct_word_ratio, is_looping, repeated_phrase, writes_next_turns
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .taxonomy import Kind
+from .thinking import has_thinking, split_thinking
 from .word_salad import is_word_salad
 
-_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
 # Long runs of digits again and again: numbers a broken model emits instead of words.
 _DIGIT_RUN = re.compile(r"\d{9,}")
 # NaN or inf logits make every step pick token 0, which is '!' in byte-level BPE vocabularies (GPT-2, Llama 3,
@@ -167,8 +167,8 @@ def judge_answer(
     """Judge one answer's text, however it was received."""
     if tool_calls:
         return None
-    if text is not None and _THINK.search(text):
-        visible = _THINK.sub("", text)
+    if text is not None and has_thinking(text):
+        visible, _thinking = split_thinking(text, finish_reason)
         if not visible.strip():
             reasoning = reasoning or text  # the answer is all reasoning: the visible part is empty
             text = visible
