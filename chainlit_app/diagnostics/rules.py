@@ -214,13 +214,20 @@ def applies(candidate: Rule, message: str, context: Context) -> bool:
     return candidate.pattern.search(message) is not None
 
 
+def _rank(candidate: Rule) -> tuple[bool, int]:
+    """Non-wrappers first, then the number of conditions."""
+    return candidate.role != "wrapper", candidate.specificity
+
+
 def most_specific(rules: tuple[Rule, ...], message: str, context: Context) -> Rule | None:
-    """The matching rule with the most conditions; the earlier one in `rules` on a tie. A rule's regex
-    only runs when one of its needles occurs in the line."""
+    """The matching rule with the most conditions; the earlier one in `rules` on a tie. A wrapper ranks below
+    every decisive rule: a wrapper line that quotes its cause ('Exception in worker ... while processing method
+    determine_num_available_blocks: CUDA out of memory') is named by the cause. A rule's regex only runs when
+    one of its needles occurs in the line."""
     low = message.lower()
     best: Rule | None = None
     for candidate in rules:
-        if best is not None and candidate.specificity <= best.specificity:
+        if best is not None and _rank(candidate) <= _rank(best):
             continue
         for needle in candidate.needles:
             if needle in low:
