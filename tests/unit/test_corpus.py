@@ -59,16 +59,18 @@ ACCEPTED_READINGS = {
     "round8_gh38652_glm47_flash_fp8_kv_cache_multiturn_exclamation_garbage.log": (
         "decode_error", "the same: a few word fragments, then '!' (token 0) to the end, from an FP8 KV cache that "
         "corrupts the attention's numerics"),
-    "round8_gh12502_qwen25vl_72b_engine_architecture_not_supported.log": (
-        "startup_failure", "vLLM's 'Model architectures [...] are not supported for now' names no version: whether "
-        "a later vLLM implements the architecture is not in the log, and the same refusal is labelled "
-        "startup_failure in dev (gh22231, Qwen3ForCausalLM, which a later vLLM also supports; gh32338, a custom "
-        "LlavaQwenForCausalLM that none does); the rule's hint names both fixes (upgrade vLLM, or serve a "
-        "supported model)"),
-    "round8_qwen914_vllm060_qwen2vl_architecture_not_supported.log": (
-        "startup_failure", "the same refusal (Qwen2VLForConditionalGeneration on vLLM 0.6.0)"),
-    "round9_deepseekv3_542_langchain_vllm_deepseekv3_arch_not_supported.log": (
-        "startup_failure", "the same refusal (DeepseekV3ForCausalLM, through LangChain's VLLM wrapper)"),
+    # vLLM's 'Model architectures [...] are not supported for now' is read as version_mismatch when every listed
+    # architecture is one a current vLLM implements (its registry, `known_architectures.py`), as rounds 8, 9 and
+    # 10 label it (Qwen2-VL, Qwen2.5-VL, DeepSeek-V3, InternVL), and startup_failure for a custom one (gh32338,
+    # LlavaQwenForCausalLM). An earlier collector labelled the same refusal startup_failure for Qwen3:
+    "gh22231_qwen3_arch_not_supported.log": (
+        "version_mismatch", "Qwen3ForCausalLM is in a current vLLM's registry: a later vLLM serves it (the rule's "
+        "hint names both fixes, upgrade vLLM or serve a supported model)"),
+    "round10_xinference912_dify_calls_model_actor_out_of_memory.log": (
+        "model_not_found", "the earliest decisive line is Xinference's 'Model not found in the model list' for the "
+        "uid the client asked for (the same words are model_not_found in xinference1005); that it is a side "
+        "effect of the actor's out-of-memory a line later is the thread's reading, not the log's, and the "
+        "report names out_of_memory too (rule model_actor_oom)"),
     # Hugging Face's hub validates a model id only when no local folder of that name exists, so its
     # HFValidationError for a path, and its RepositoryNotFoundError, mean that the model named is not there:
     # the rules name them model_not_found (as round 9's three are labelled); the five below were labelled

@@ -1,0 +1,50 @@
+"""Refusals that mean the vLLM in the log is another release than the model or the calling code expects.
+
+Learnt from holdout round 10 (each rule keeps real lines; `tests/unit/test_diagnosis_mechanisms10.py`). First
+in the start-up tables, so that on a tie they win over the general `arch_unsupported` of `rules_model.py`.
+Data only: see `rules.py` for what the fields mean and how the winner is chosen.
+"""
+
+from __future__ import annotations
+
+from chainlit_app.i18n import Msg
+
+from .known_architectures import KNOWN_ARCHITECTURES
+from .rules import Rule, rule
+from .taxonomy import Kind
+
+_KNOWN = "|".join(sorted(KNOWN_ARCHITECTURES, key=len, reverse=True))
+
+RELEASE_RULES: tuple[Rule, ...] = (
+    rule(
+        "arch_in_later_release",
+        Kind.VERSION_MISMATCH,
+        # every listed architecture is one a current vLLM implements: this vLLM predates it
+        rf"architectures? \[\s*'(?:{_KNOWN})'(?:\s*,\s*'(?:{_KNOWN})')*\s*\] (?:are|is) not supported",
+        case=True,
+        hint=Msg("rule.arch_unsupported"),
+        examples=(
+            # vLLM #6989: InternVL2-8B on vLLM 0.5.3.post1
+            "ValueError: Model architectures ['InternVLChatModel'] are not supported for now. Supported "
+            "architectures: ['AquilaModel', 'AquilaForCausalLM', 'BaiChuanForCausalLM']",
+            # gpustack #996: DeepSeek-V3 on the vLLM GPUStack bundled
+            "Model architectures ['DeepseekV3ForCausalLM'] are not supported for now.",
+        ),
+    ),
+    rule(
+        "plain_value_for_vllm_object",
+        Kind.VERSION_MISMATCH,
+        # vLLM's serving code reading an attribute of a plain str/dict/list the caller passed: code written
+        # against another vLLM release, whose constructor took plain values (Ray Serve's example passing model
+        # names where vLLM 0.6.6 expects BaseModelPath objects)
+        r"'(?:str|dict|list|tuple)' object has no attribute '\w+'",
+        exception_types=("AttributeError",),
+        raised_in=("vllm/entrypoints/",),
+        hint=Msg("exception.TypeError.version_mismatch"),
+        examples=(
+            # ray #50275 (ray 2.41, vllm 0.6.6.post1)
+            "(ServeReplica:default:VLLMDeployment pid=1328933) AttributeError: 'str' object has no attribute "
+            "'name'",
+        ),
+    ),
+)
