@@ -8,6 +8,7 @@ import json
 
 from chainlit_app.diagnostics import HEALTHY, classify_lines
 from chainlit_app.diagnostics.answers import judge_answer, judge_body
+from chainlit_app.diagnostics.chat_observations import from_answer
 from chainlit_app.diagnostics.known_architectures import KNOWN_ARCHITECTURES
 from chainlit_app.diagnostics.rule_tables import RULES_BY_ID
 from chainlit_app.diagnostics.thinking import split_thinking
@@ -23,7 +24,9 @@ BODY = {"id": "chatcmpl-84708150b5f14a56", "object": "chat.completion", "model":
 
 def test_an_answer_after_an_unclosed_thinking_prefix_is_not_empty() -> None:
     assert judge_body(BODY) is None
-    assert judge_answer(THINK_PREFIX, "stop", 117) is None  # the chat's own answers go through the same judge
+    assert judge_answer(THINK_PREFIX, "stop", 117) is None
+    assert from_answer(THINK_PREFIX, "stop", 117) == []  # the chat's own answers go through the same judge
+    assert [f.kind for f in from_answer("<think>\n\n</think>", "stop", 12)] == ["empty_output"]
     assert classify_lines([json.dumps(BODY, ensure_ascii=False)]).kind == HEALTHY
     visible, thinking = split_thinking(THINK_PREFIX, "stop")
     assert visible.strip().startswith("我是通义千问") and thinking == ""
