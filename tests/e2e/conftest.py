@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from bench.apps import AppServer, start_app
 from chainlit_app.doctor import config_from_settings
 from chainlit_app.engine.facts import facts_are_cached, load_engine_facts
+from chainlit_app.engine.supervisor import free_port
 from chainlit_app.settings import PROJECT_ROOT
 from chainlit_app.testing import ChatPage, MissingChromium
 from chainlit_app.testing.browser import launch_options
@@ -47,6 +48,20 @@ def run_app(data_dir: Path, ready_states: tuple[str, ...], **env_overrides: str)
                        **env_overrides)
     try:
         run_in_thread(server.wait_engine(ready_states, timeout=600, poll=1.0))
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def attached_to_nothing(data_dir: Path, password: str) -> Iterator[AppServer]:
+    """An app attached to an address where nothing listens: no vLLM starts, so input and history faults are
+    tried in seconds. Users admin and alice, both with `password`."""
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    server = start_app(data_dir, admin_password=password, chat_user="alice", user_password=password,
+                       CHAT_MODE="attach", CHAT_VLLM_URL=dead, CHAT_STARTUP_TIMEOUT="3")
+    try:
+        run_in_thread(server.wait_http(timeout=120))
         yield server
     finally:
         server.stop()

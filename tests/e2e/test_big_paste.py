@@ -12,15 +12,14 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, WebSocket, expect
 
-from bench.apps import AppServer, start_app
+from bench.apps import AppServer
 from chainlit_app.cleaning import MAX_INPUT_CHARS, MAX_MESSAGE_BYTES
-from chainlit_app.engine.supervisor import free_port
 from chainlit_app.testing import ChatPage
 from chainlit_app.testing.a11y import MissingAxe, axe_path, check_sync
 from chainlit_app.testing.hooks import INPUT_TOO_LARGE, ReplyState
 from chainlit_app.web import FRAME_RESERVE_BYTES
 from tests.conftest import REQUIRE_ALL
-from tests.e2e.conftest import ARTIFACTS, run_in_thread, save_screenshot
+from tests.e2e.conftest import ARTIFACTS, attached_to_nothing, save_screenshot
 
 pytestmark = pytest.mark.e2e
 
@@ -33,14 +32,8 @@ USER_MESSAGES = "[data-step-type=user_message]"
 
 @pytest.fixture(scope="module")
 def attached_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
-    server = start_app(tmp_path_factory.mktemp("big-paste-app"), admin_password=PASSWORD, chat_user="alice",
-                       user_password=PASSWORD, CHAT_MODE="attach", CHAT_VLLM_URL=dead, CHAT_STARTUP_TIMEOUT="3")
-    try:
-        run_in_thread(server.wait_http(timeout=120))
+    with attached_to_nothing(tmp_path_factory.mktemp("big-paste-app"), PASSWORD) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(params=["en-US", "zh-CN"])

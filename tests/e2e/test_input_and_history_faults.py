@@ -13,11 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.apps import AppServer, start_app
+from bench.apps import AppServer
 from bench.chainlit_client import ChainlitSession, login
 from chainlit_app.cleaning import MAX_INPUT_CHARS, MAX_MESSAGE_BYTES
-from chainlit_app.engine.supervisor import free_port
-from tests.e2e.conftest import run_in_thread
+from tests.e2e.conftest import attached_to_nothing, run_in_thread
 
 pytestmark = pytest.mark.e2e
 
@@ -26,14 +25,8 @@ PASSWORD = "faults-test-password"
 
 @pytest.fixture(scope="module")
 def attached_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
-    server = start_app(tmp_path_factory.mktemp("faults-app"), admin_password=PASSWORD, chat_user="alice",
-                       user_password=PASSWORD, CHAT_MODE="attach", CHAT_VLLM_URL=dead, CHAT_STARTUP_TIMEOUT="3")
-    try:
-        run_in_thread(server.wait_http(timeout=120))
+    with attached_to_nothing(tmp_path_factory.mktemp("faults-app"), PASSWORD) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _notices(session: ChainlitSession) -> list[str]:
