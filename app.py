@@ -77,7 +77,8 @@ DATABASE_URL = database_url(SETTINGS.storage.data_dir)
 
 @cl.data_layer
 def data_layer() -> SQLAlchemyDataLayer:
-    return make_data_layer(DATABASE_URL, on_failure=RUNTIME.monitor.observe_history_failure)
+    return make_data_layer(DATABASE_URL, on_failure=RUNTIME.monitor.observe_history_failure,
+                           hold_writes=RUNTIME.requests_first.quiet)
 
 
 @cl.on_app_startup
