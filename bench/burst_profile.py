@@ -22,6 +22,38 @@ from bench.sections import Context
 from bench.sections.gpu_rate import RATE, measure, start_clients, stop_clients
 
 TOKENS = 16
+# (stage, substrings of a frame): a busy sample counts for the first stage one of its frames matches
+STAGES = (
+    ("request: openai builds it (URL, headers, body)", ("_build_request (openai/",)),
+    ("request: sent (httpx, connection pool, response headers)", ("open_chat_stream (",)),
+    ("answer: relayed (SSE read, stream_token)", ("AnswerStream._relay (",)),
+    ("answer: hooks (notices.mark/remark)", ("mark (chainlit_app/notices",)),
+    ("answer: ended (send, monitor, log)", ("stream_answer (chainlit_app/chat",)),
+    ("question: our on_message before the answer", ("on_message (app.py", "handle_message (chainlit_app/chat")),
+    ("question: Chainlit's handling (task events, run step)", ("process_message (chainlit/socket.py",)),
+    ("thread: created, named, queued messages flushed", ("init_thread (", "flush_method_queue (",
+                                                         "queue_until_user_message", "create_step (chainlit_app")),
+    ("history: batched writes", ("WriteBatcher.",)),
+    ("history: other SQL (reads, driver thread)", ("sqlalchemy/", "aiosqlite/")),
+    ("socket.io and websocket frames", ("socketio/", "engineio/", "websockets/", "wsproto/")),
+    ("monitor", ("chainlit_app/monitor", "chainlit_app/diagnostics")),
+)
+
+
+def stages(collapsed: Path) -> str:
+    """Busy samples per stage of a question, as shares and as ms per question (at py-spy's rate)."""
+    counts = dict.fromkeys([label for label, _ in STAGES] + ["event loop and the rest"], 0)
+    total = 0
+    for line in collapsed.read_text(errors="replace").splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        frames = stack.split(";")
+        if not count_text.isdigit() or (frames and ("select (selectors.py" in frames[-1] or "epoll" in frames[-1])):
+            continue
+        total += int(count_text)
+        label = next((label for label, needles in STAGES if any(n in f for f in frames for n in needles)),
+                     "event loop and the rest")
+        counts[label] += int(count_text)
+    return "\n".join(f"{100 * n / max(total, 1):5.1f} %  {n:4d} samples  {label}" for label, n in counts.items())
 
 
 async def burst(ctx: Context, kinds: list[str], levels: list[int], out: Path, before: Path | None) -> None:
@@ -42,6 +74,7 @@ async def burst(ctx: Context, kinds: list[str], levels: list[int], out: Path, be
     for path in sorted(out.glob("*.collapsed.txt")):
         path.with_suffix(".summary").write_text(profiling.summary(path, top=60) + "\n")
         ctx.say(f"profile {path.name}:\n" + profiling.summary(path, top=30))
+        ctx.say(f"stages {path.name}:\n" + stages(path))
 
 
 def main() -> int:
