@@ -180,7 +180,7 @@ async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
 
 
 async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) -> None:
-    opening = runtime.requests_first.begin()  # the history waits until this question's request has left
+    opening = runtime.requests_first.begin()  # the history waits until this question's first token is shown
     try:
         cl.user_session.set("interacted", True)
         try:
@@ -217,7 +217,7 @@ async def _ask(runtime: Runtime, question: str, is_admin: bool, opening: Opening
 async def stream_answer(runtime: Runtime, conversation: Conversation, params: Params,
                         is_admin: bool, opening: Opening | None = None) -> str | None:
     """Stream one answer into the chat; the text kept for history, or None when nothing came back.
-    `opening` is done once the server has the request (the history writes that waited for it go on)."""
+    `opening` is done once the first token is on its way to the page (the history writes that waited go on)."""
     msg = cl.Message(content="", author=AUTHOR)
     saver = AnswerSaver(msg)  # shows the tokens and keeps the history up to date while they come
     try:
@@ -233,10 +233,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         return hooks[0]
 
     async def request_sent() -> None:
-        """The server has the question: the history may write, and the page learns before the first
-        token that this is the answer (sent after the request, which is what a burst of questions waits for)."""
-        if opening is not None:
-            opening.done()
+        """The server has the question: the page learns before the first token that this is the answer
+        (sent after the request, which is what a burst of questions waits for)."""
         await marked()
 
     started = time.monotonic()
@@ -247,7 +245,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     answer = AnswerStream(request, lambda body: open_chat_stream(runtime.client(), body), runtime.pace,
                           batching=runtime.settings.chat.stream_batching)
     try:
-        await answer.run(saver, on_sent=request_sent)
+        await answer.run(saver, on_sent=request_sent, on_first_token=opening.done if opening else lambda: None)
         await saver.settle()
         finish_reason, completion_tokens = answer.finish_reason, answer.completion_tokens
         # the monitor judges the text as the model sent it (control characters are evidence)

@@ -8,9 +8,9 @@ and runs it in one transaction, in order, and each caller's `await` returns once
 committed (so a saved answer is stored when `await` returns, as before). A failed batch is run again one
 statement at a time, so each failure is retried and reported on its own and the rest is still stored.
 A read first waits for the writes queued before it, so it sees them. A batch waits 20 ms for company,
-and then, when given a `hold`, until the questions still on their way to the server have sent their
-requests (`requests_first`): questions that arrive together get their requests out before their
-history is written.
+and then, when given a `hold`, until the questions that arrived have had their first token shown
+(`requests_first`): questions that arrive together get their requests out and their first tokens
+shown before their history is written.
 """
 
 from __future__ import annotations

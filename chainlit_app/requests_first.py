@@ -1,11 +1,11 @@
-"""Questions get their request to the server out before the history writes theirs (no Chainlit).
+"""Questions get their request out and their first token shown before the history writes (no Chainlit).
 
 When many questions arrive at once (a class, a demo, a page of tabs reconnecting), one event loop handles
 them one after another; every history batch it runs in between (each question writes its thread, itself,
-the chat's queued messages) pushes the last question's request later. The history writer therefore
-holds its batch while a question is still on its way to the server, for at most `max_hold` seconds, so a
-steady stream of questions delays a write by that much and never starves it. Nothing is dropped: the
-writes are committed a little later, in the same order.
+the chat's queued messages) pushes the last question's request and first token later. The history
+writer therefore holds its batch while a question has not yet had its first token shown, for at most
+`max_hold` seconds, so a steady stream of questions delays a write by that much and never starves it.
+Nothing is dropped: the writes are committed a little later, in the same order.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ MAX_HOLD_SECONDS = 1.0
 
 
 class Opening:
-    """One question between its arrival and its request leaving; `done()` may be called more than once."""
+    """One question between its arrival and its first token; `done()` may be called more than once."""
 
     def __init__(self, owner: RequestsFirst) -> None:
         self._owner: RequestsFirst | None = owner
@@ -29,7 +29,7 @@ class Opening:
 
 
 class RequestsFirst:
-    """Counts the questions whose request has not left yet; `quiet()` waits until there are none."""
+    """Counts the questions that have no first token yet; `quiet()` waits until there are none."""
 
     def __init__(self, max_hold: float = MAX_HOLD_SECONDS) -> None:
         self.max_hold = max_hold
@@ -52,7 +52,7 @@ class RequestsFirst:
             self._quiet.set()
 
     async def quiet(self) -> None:
-        """Return once no question is on its way to the server, or after `max_hold` seconds."""
+        """Return once every question has had its first token, or after `max_hold` seconds."""
         if not self._opening:
             return
         self.holds += 1

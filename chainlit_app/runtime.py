@@ -47,7 +47,7 @@ class Runtime:
         # The key of the current launch is masked as a literal in the app's log, as in the panel.
         applog.mask_also("engine api key", self.monitor.secrets)
         self.pace = StreamPace()  # the answers' token rates under load: how many tokens per chunk to ask for
-        self.requests_first = RequestsFirst()  # history writes wait for questions still opening their request
+        self.requests_first = RequestsFirst()  # history writes wait for questions without a first token
         self.remedies = RemedyDesk(self)  # apply/undo from the panel, and CHAT_AUTO_REMEDY=safe
 
     # -- lifecycle --------------------------------------------------------------------------------
