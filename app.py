@@ -48,15 +48,17 @@ from chainlit_app.private_files import private_dir  # noqa: E402
 from chainlit_app.sessions import install_session_checks  # noqa: E402
 from chainlit_app.throttle import LoginThrottle  # noqa: E402
 from chainlit_app.users import UserDirectory  # noqa: E402
-from chainlit_app.web import health_router, install_origin_checks, install_routes  # noqa: E402
+from chainlit_app.web import health_router, input_limits_router, install_origin_checks, install_routes  # noqa: E402
 
 # Chainlit keeps session files in ./.files and deletes that whole folder when any instance started from
 # this directory shuts down, pulling it from under the others (seen: FileNotFoundError when the panel
 # opened). Each app keeps them in its own data folder instead.
 chainlit.config.FILES_DIRECTORY = SETTINGS.storage.data_dir / "files"
 private_dir(chainlit.config.FILES_DIRECTORY)  # uploads and session files: owner-only like the history
-# A socket frame over 1 MiB is refused by the transport (the page reconnects); below that, chat.py checks
-# a message's length before anything else and refuses one over 200,000 characters with a clear answer.
+# A socket frame over 1 MiB is refused by the transport (the page would reconnect and the message be lost):
+# public/input_guard.js keeps such a message in the composer and says why (limits from /api/input-limits);
+# below that, chat.py checks a message's length before anything else and refuses one over 200,000
+# characters with a clear answer.
 # 8 MB used to be accepted and cleaned on the event loop first (1.8 s per paste).
 chainlit.server.sio.eio.max_http_buffer_size = MAX_MESSAGE_BYTES
 # Logins: users and roles are checked against this directory on every request and socket connection
@@ -68,6 +70,7 @@ install_session_checks(USERS, lifetime=SETTINGS.auth.session_hours * 3600)
 install_origin_checks(OriginPolicy(SETTINGS.auth.origins))
 install_routes(login_router(LOGIN_THROTTLE, SETTINGS.chat.language))
 install_routes(health_router(lambda: RUNTIME))
+install_routes(input_limits_router(lambda: RUNTIME.settings.chat.language))
 install_routes(panel.diagnostics_router(lambda: RUNTIME))
 install_routes(remedy_routes.remedy_router(lambda: RUNTIME))
 if not RELOADED:  # a `-w` reload keeps the Runtime, whose desk already has its listener
@@ -78,6 +81,8 @@ DATABASE_URL = database_url(SETTINGS.storage.data_dir)
 @cl.data_layer
 def data_layer() -> SQLAlchemyDataLayer:
     return make_data_layer(DATABASE_URL, on_failure=RUNTIME.monitor.observe_history_failure,
+                           on_recovered=RUNTIME.monitor.observe_history_recovered,
+                           language=lambda: chat.session_language(RUNTIME),
                            hold_writes=RUNTIME.requests_first.quiet)
 
 

@@ -3,8 +3,13 @@
 vLLM's `/health` says only that the API server does not consider its engine dead; an engine core that is
 stopped or hangs still passes it while every chat waits. A one-token completion is the cheapest proof that
 the server answers. A failure (error, timeout, empty answer) while `/health` is OK is `degraded`: one finding,
-updated at each failed probe and resolved by the first probe that succeeds. After `restart_after` failed
-probes in a row the owner of the process (a spawned engine) may restart it; an attached one is only reported.
+updated at each failed probe and resolved by the first probe that succeeds. A 4xx is not a failure of the
+engine: the server answered and refused the request (no chat template, a wrong model name or key), which the
+chat and the log name as their own kind and which no restart mends; it proves the server answers (it ends a
+degraded episode) and is kept as the last result. A probe that was in flight while the engine restarted or its
+/health failed says nothing of the new launch and is dropped.
+After `restart_after` failed probes in a row the owner of the process (a spawned engine) may restart it; an
+attached one is only reported.
 No Chainlit here.
 """
 
@@ -15,6 +20,8 @@ import math
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+
+import httpx
 
 from chainlit_app.diagnostics import Finding, FindingsStore
 from chainlit_app.diagnostics.taxonomy import Kind
@@ -33,9 +40,11 @@ class ProbeResult:
     detail: str
     seconds: float
     at: float
+    refused: bool = False  # the server answered with a 4xx: not an engine failure
 
     def to_json(self) -> dict[str, object]:
-        return {"ok": self.ok, "detail": self.detail, "seconds": round(self.seconds, 2), "at": self.at}
+        return {"ok": self.ok, "detail": self.detail, "seconds": round(self.seconds, 2), "at": self.at,
+                "refused": self.refused}
 
 
 def _for_how_long(seconds: float) -> str:
@@ -65,6 +74,7 @@ class CompletionProbe:
         self._last_probe = -math.inf
         self._due_now = False
         self._health_ok_since: float | None = None  # wall clock
+        self._launch = 0  # counts starts and /health failures: a probe begun under another is stale
 
     @property
     def degraded(self) -> bool:
@@ -79,9 +89,12 @@ class CompletionProbe:
         """The engine became ready (first start or restart): probe at once, and allow a new restart."""
         self._due_now = True
         self._restart_asked = False
+        self._launch += 1
 
     def note_health(self, ok: bool) -> None:
         if not ok:
+            if self._health_ok_since is not None:
+                self._launch += 1
             self._health_ok_since = None
         elif self._health_ok_since is None:
             self._health_ok_since = self._wall()
@@ -99,23 +112,36 @@ class CompletionProbe:
     # -- probing ----------------------------------------------------------------------------------------------
     async def probe(self, base_url: str, api_key: str, model: str) -> ProbeResult:
         """Send the completion (the remedies' verification: one client, one definition of 'answers')."""
+        launch = self._launch
+        result = await self._send(base_url, api_key, model)
+        if launch != self._launch:
+            log.info("probe result dropped: the engine restarted or failed /health meanwhile (%s)", result.detail[:200])
+        else:
+            self.record(result)
+        return result
+
+    async def _send(self, base_url: str, api_key: str, model: str) -> ProbeResult:
         self._due_now = False
         self._last_probe = self._clock()
         started = self._clock()
-        ok, said = await verify_completion(base_url, api_key, model, timeout=self.timeout)
+        try:
+            ok, said = await verify_completion(base_url, api_key, model, timeout=self.timeout, raise_refusals=True)
+        except httpx.HTTPStatusError as exc:
+            detail = f"HTTP {exc.response.status_code} {exc.response.text[:300]}"
+            return ProbeResult(False, detail, self._clock() - started, self._wall(), refused=True)
         seconds = self._clock() - started
         if ok and not said.strip():
             ok, said = False, "the one-token completion came back empty"
         elif not ok and said.endswith(": "):  # httpx's timeouts carry no message
             said += f"no answer within {self.timeout:g} s"
-        result = ProbeResult(ok, said, seconds, self._wall())
-        self.record(result)
-        return result
+        return ProbeResult(ok, said, seconds, self._wall())
 
     def record(self, result: ProbeResult) -> None:
         """A success resolves the finding; a failure adds to the one `degraded` finding (latest evidence)."""
         self.last = result
-        if result.ok:
+        if result.refused:
+            log.info("probe completion refused by the server (it answers: not degraded): %s", result.detail[:200])
+        if result.ok or result.refused:
             if self.failures:
                 log.info("engine answers a completion again after %d failed probe(s)", self.failures)
                 self.store.resolve_kind(Kind.DEGRADED.value, Msg("resolved.probe_answered"))
@@ -133,6 +159,10 @@ class CompletionProbe:
         ), latest_only=True)
         log.warning("engine degraded: /health OK, probe completion failed (%d in a row): %s", self.failures,
                     result.detail)
+
+    def note_answered(self, answer: str, seconds: float) -> None:
+        """Someone else's completion answered (a remedy's verification): the same proof a probe would give."""
+        self.record(ProbeResult(True, answer, seconds, self._wall()))
 
     def _hint(self) -> Msg:
         if self.restart_hook is None:

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +18,26 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from sqlalchemy.schema import CreateColumn
 
+from chainlit_app import i18n
 from chainlit_app.cleaning import clean_value
 from chainlit_app.conversation import without_notes
 from chainlit_app.history_batch import Hold, Result, Statement, WriteBatcher, is_write
 from chainlit_app.history_threads import ensure_thread, name_thread
-from chainlit_app.history_writes import DEFAULT_RETRY, OnFailure, RetryPolicy, report_failure, with_retry
+from chainlit_app.history_writes import (
+    DEFAULT_RETRY,
+    OnFailure,
+    OnRecovered,
+    RetryPolicy,
+    call_quietly,
+    report_failure,
+    with_retry,
+)
 from chainlit_app.private_files import open_private, private_dir
 
 log = logging.getLogger(__name__)
+# Chainlit names a thread after its first interaction, and a button's is the action's id: a thread the admin
+# began with the Diagnostics button was listed as "open_diagnostics". The button's label is shown instead.
+BUTTON_THREAD_NAMES = {"open_diagnostics": "panel.action", "retry_question": "chat.retry_label"}
 
 _ID = Text().with_variant(UUID(as_uuid=False), "postgresql")
 _JSON = Text().with_variant(JSONB(), "postgresql")
@@ -132,14 +145,20 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
 
     Every value is cleaned before it is stored (`cleaning.clean_value`: lone surrogates break SQLite's
     driver, NUL breaks PostgreSQL), a locked database is retried with backoff and a failure that stays is
-    reported (`history_writes`); Chainlit's run steps are not stored, and a new thread is created and named
-    without reading it or its user first (`history_threads`; a user's identifier is remembered)."""
+    reported (`history_writes`), and so is the first write that succeeds after it (`on_recovered`: the admin's
+    finding can then say the gap is behind us); Chainlit's run steps are not stored, and a new thread is
+    created and named without reading it or its user first (`history_threads`; a user's identifier is
+    remembered)."""
 
     def __init__(self, conninfo: str, on_failure: OnFailure | None = None,
-                 retry: RetryPolicy = DEFAULT_RETRY, hold_writes: Hold | None = None) -> None:
+                 retry: RetryPolicy = DEFAULT_RETRY, on_recovered: OnRecovered | None = None,
+                 language: Callable[[], i18n.Language] | None = None, hold_writes: Hold | None = None) -> None:
         sqlite = conninfo.startswith("sqlite")
         super().__init__(conninfo=conninfo, connect_args={"timeout": retry.sqlite_busy_timeout} if sqlite else None)
         self.on_failure = on_failure
+        self.on_recovered = on_recovered
+        self.language = language  # the session's, for a thread's name (Chainlit names it in a task of its own)
+        self._failing = False  # a failure was reported and no write has succeeded since
         self.retry = retry
         self._written_threads: set[str] = set()
         self._user_identifiers: dict[str, str] = {}  # user id -> identifier (a user row's never change)
@@ -164,15 +183,27 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
     async def _run_one(self, statement: Statement) -> Result:
         query, values = statement
         try:
-            return await with_retry(lambda: self._execute(query, values), self.retry)
+            result = await with_retry(lambda: self._execute(query, values), self.retry)
         except Exception as exc:
+            self._failing = True
             report_failure(query, exc, self.on_failure)
             return None
+        if is_write(query):
+            self._written()
+        return result
+
+    def _written(self) -> None:
+        if self._failing:
+            self._failing = False
+            log.info("chat history writes succeed again")
+            call_quietly(self.on_recovered)
 
     async def _run_many(self, statements: list[Statement]) -> list[Result]:
         """One attempt (SQLite's own busy wait included): a batch that fails is run again one statement at a
         time, each with the retries, so a held lock is reported as soon as without batching."""
-        return await self._execute_many(statements)
+        results = await self._execute_many(statements)
+        self._written()
+        return results
 
     async def _execute_many(self, statements: list[Statement]) -> list[Result]:
         async with self.async_session() as session:
@@ -225,6 +256,9 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         metadata: dict[str, Any] | None = None,
         tags: list[str] | None = None,
     ) -> None:
+        if name in BUTTON_THREAD_NAMES:
+            with i18n.use_language(self.language() if self.language else i18n.current()):
+                name = i18n.t(BUTTON_THREAD_NAMES[name])
         if metadata is None and tags is None and (name is not None or user_id is None):
             if name is None:  # create_step only makes sure the thread exists
                 if thread_id not in self._written_threads:
@@ -256,9 +290,11 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         await super().delete_thread(thread_id)
 
 
-def make_data_layer(url: str, on_failure: OnFailure | None = None,
+def make_data_layer(url: str, on_failure: OnFailure | None = None, on_recovered: OnRecovered | None = None,
+                    language: Callable[[], i18n.Language] | None = None,
                     hold_writes: Hold | None = None) -> SQLAlchemyDataLayer:
-    return ChatHistoryLayer(conninfo=url, on_failure=on_failure, hold_writes=hold_writes)
+    return ChatHistoryLayer(conninfo=url, on_failure=on_failure, on_recovered=on_recovered, language=language,
+                            hold_writes=hold_writes)
 
 
 def conversation_turns(steps: list[dict[str, Any]], assistant_author: str) -> list[dict[str, str]]:

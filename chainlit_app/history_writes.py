@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 OnFailure = Callable[[str, str], None]  # (what was being done, the database's error), both without user text
+OnRecovered = Callable[[], None]  # the first write that succeeds after a reported failure
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,15 @@ async def with_retry(run: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
         with attempt:
             return await run()
     raise AssertionError("unreachable: tenacity returns or raises")
+
+
+def call_quietly(callback: Callable[[], None] | None) -> None:
+    """A report must never break the chat."""
+    if callback is not None:
+        try:
+            callback()
+        except Exception:
+            log.exception("reporting a history recovery failed")
 
 
 def report_failure(query: str, exc: BaseException, on_failure: OnFailure | None) -> None:

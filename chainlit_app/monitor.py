@@ -166,6 +166,10 @@ class Monitor:
         """A history statement failed after its retries (history_writes): the admin sees the gap."""
         self.store.add(from_history_failure(operation, error))
 
+    def observe_history_recovered(self) -> None:
+        """A history write succeeded after failures: the finding closes, saying the gap stays in the threads."""
+        self.store.resolve_kind(Kind.HISTORY_WRITE_FAILED.value, Msg("resolved.history_writes_again"))
+
     def observe_answer(self, text: str, finish_reason: str | None, completion_tokens: int | None,
                        eos_hint: str = "", first_token_seconds: float | None = None) -> list[Finding]:
         self.completion.note_chat()

@@ -27,8 +27,9 @@ RETRYING: Final = "chat-retrying"
 INPUT_REFUSED: Final = "chat-input-refused"
 ADMIN_ONLY: Final = "chat-admin-only"
 OPEN_DIAGNOSTICS: Final = "chat-open-diagnostics"
+AUTO_FIX: Final = "chat-auto-fix"
 CHAT_TEST_IDS: Final = (ANSWER, WELCOME, STARTUP, DEMO_NOTICE, FAILURE, RETRY, RETRYING, INPUT_REFUSED, ADMIN_ONLY,
-                        OPEN_DIAGNOSTICS)
+                        OPEN_DIAGNOSTICS, AUTO_FIX)
 
 Role = Literal["status", "alert", "note"]
 # The element's content is its props, sent with it. Without a URL Chainlit writes an updatable element's

@@ -20,6 +20,7 @@ from chainlit_app.notices import OPEN_DIAGNOSTICS, action_id
 from chainlit_app.runtime import Runtime
 
 PANEL_ELEMENT = "DiagnosticsPanel"
+_ELEMENT_KEY = "diagnostics_panel_element"
 API_PATH = "/api/diagnostics"
 COMMAND = "Diagnostics"  # the English id of the composer command (is_command knows every language's)
 LABEL_PREFIX = "panel.ui."
@@ -128,12 +129,17 @@ def open_action() -> cl.Action:
 
 
 async def _show() -> None:
+    """Chainlit titles a side element's bar with the element's name (the JSX file's, "DiagnosticsPanel"), so
+    the title is set after the element. One element per session, sent again with its id: the page updates
+    its props instead of mounting a new panel, which would drop what the admin had open (a fix's
+    confirmation, a launch's details)."""
+    element = cl.user_session.get(_ELEMENT_KEY)
+    if not isinstance(element, cl.CustomElement):
+        element = cl.CustomElement(name=PANEL_ELEMENT, display="side", props={})
+        cl.user_session.set(_ELEMENT_KEY, element)
+    element.props = {"api": API_PATH, "interval": 1000, "labels": panel_labels()}
+    await cl.ElementSidebar.set_elements([element], key="diagnostics")
     await cl.ElementSidebar.set_title(i18n.t("panel.title"))
-    await cl.ElementSidebar.set_elements(
-        [cl.CustomElement(name=PANEL_ELEMENT, props={"api": API_PATH, "interval": 1000,
-                                                                     "labels": panel_labels()}, display="side")],
-        key="diagnostics",
-    )
 
 
 async def open_panel() -> None:

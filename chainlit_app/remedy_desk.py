@@ -65,6 +65,7 @@ class Notice:
     at: float
     admin_text: str
     user_text: str
+    state: str = "applying"  # "applying", "verified" or "failed": the chat's data-state (README test ids)
 
 
 NoticeListener = Callable[[Notice], Awaitable[None]]
@@ -227,6 +228,8 @@ class RemedyDesk:
                                   seconds=time.monotonic() - started)
         finally:
             self.running = None
+        if result.fixed:  # a verified completion answered: the probe need not wait for its own to say so
+            self.runtime.monitor.completion.note_answered(result.answer, result.seconds)
         if outcome is not None:
             outcome.state = "verified" if result.fixed else "failed"
             outcome.seconds = round(result.seconds, 1)
@@ -277,7 +280,7 @@ class RemedyDesk:
             change = describe_change(proposal)
             await self._tell(Msg("remedy_notice.applying", title=entry["title"], remedy=proposal.remedy.id,
                                  change=change, reason=proposal.reason),
-                             Msg("remedy_notice.applying_user"))
+                             Msg("remedy_notice.applying_user"), "applying")
             try:
                 result = await self.apply(proposal.remedy.id, finding_id=str(entry["id"]), auto=True)
             except RemedyRefused as exc:
@@ -286,16 +289,16 @@ class RemedyDesk:
             if result.fixed:
                 await self._tell(Msg("remedy_notice.verified", remedy=proposal.remedy.id, change=change,
                                      seconds=f"{result.seconds:.0f}"),
-                                 Msg("remedy_notice.verified_user"))
+                                 Msg("remedy_notice.verified_user"), "verified")
             else:
                 await self._tell(Msg("remedy_notice.failed", remedy=proposal.remedy.id,
                                      evidence="; ".join(result.evidence)[:300]),
-                                 Msg("remedy_notice.failed_user"))
+                                 Msg("remedy_notice.failed_user"), "failed")
             return result
         return None
 
-    async def _tell(self, admin_text: str, user_text: str) -> None:
-        notice = Notice(time.time(), admin_text, user_text)
+    async def _tell(self, admin_text: str, user_text: str, state: str) -> None:
+        notice = Notice(time.time(), admin_text, user_text, state)
         self.notices.append(notice)
         log.info("%s", admin_text)
         for listener in list(self._listeners):

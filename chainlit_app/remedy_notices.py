@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import logging
 
-import chainlit as cl
 from chainlit.context import init_ws_context
 from chainlit.session import WebsocketSession, ws_sessions_id
 
 from chainlit_app.auth import is_admin
 from chainlit_app.diagnostics.redact import redact
 from chainlit_app.i18n import choose, localize, set_language, t
-from chainlit_app.notices import SYSTEM_AUTHOR
+from chainlit_app.notices import AUTO_FIX
+from chainlit_app.notices import notice as send_notice
 from chainlit_app.remedy_desk import Notice
 from chainlit_app.runtime import Runtime
 
@@ -42,7 +42,8 @@ def tell_open_sessions(runtime: Runtime) -> None:
                 init_ws_context(session)
                 set_language(choose(runtime.settings.chat.language, getattr(session, "language", None)))
                 text = notice_text(runtime, notice, is_admin(session.user))
-                await cl.Message(content=text, author=SYSTEM_AUTHOR).send()
+                await send_notice(text, AUTO_FIX, role="alert" if notice.state == "failed" else "status",
+                                  attributes={"state": notice.state})
             except Exception:  # a session closing meanwhile: the others are still told
                 log.warning("could not tell session %s about an automatic fix", session.id, exc_info=True)
 

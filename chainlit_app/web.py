@@ -1,4 +1,5 @@
-"""HTTP routes beside Chainlit's own (the public /healthz), and the origin checks around all routes."""
+"""HTTP routes beside Chainlit's own (the public /healthz and /api/input-limits), and the origin checks around
+all routes."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ from typing import Any
 
 from chainlit.config import config as chainlit_config
 from chainlit.server import app, sio
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute
 
+from chainlit_app import i18n
+from chainlit_app.cleaning import MAX_MESSAGE_BYTES
 from chainlit_app.origins import OriginGuard, OriginPolicy
 from chainlit_app.runtime import Runtime
 
@@ -32,6 +35,34 @@ def health_router(runtime_getter: Callable[[], Runtime]) -> APIRouter:
     @router.get("/healthz")
     async def healthz() -> dict[str, str]:
         return {"app": "ok", "engine": runtime_getter().shown_state()}
+
+    return router
+
+
+INPUT_LIMITS_PATH = "/api/input-limits"
+# Room left in the socket's frame for the JSON around the text: ids, the user's name, the time, the page's
+# URL (Chainlit sends it as metadata.location) and the Socket.IO envelope; a few hundred bytes usually.
+FRAME_RESERVE_BYTES = 16 * 1024
+
+
+def input_limits(language: i18n.Language) -> dict[str, Any]:
+    """What public/input_guard.js needs to stop a message the transport would refuse: the byte limit for
+    the text (cleaning.MAX_MESSAGE_BYTES less the JSON around it) and the sentence to show, in `language`,
+    with `{size}` left for the script to fill (the catalogue stays the only place of the words)."""
+    limit = MAX_MESSAGE_BYTES - FRAME_RESERVE_BYTES
+    message = i18n.t("chat.input_too_large", language, size="{size}", limit=f"{limit:,}")
+    return {"frame_bytes": MAX_MESSAGE_BYTES, "limit_bytes": limit, "language": language, "message": message}
+
+
+def input_limits_router(language_setting: Callable[[], str]) -> APIRouter:
+    """Public like /healthz: the page loads the guard before login, and the answer holds nothing private."""
+    router = APIRouter()
+
+    @router.get(INPUT_LIMITS_PATH)
+    async def limits(request: Request, lang: str | None = None) -> dict[str, Any]:
+        """In `?lang=`, else CHAT_LANGUAGE, else the browser's Accept-Language, as the panel API."""
+        language = i18n.for_request(lang, language_setting(), request.headers.get("accept-language"))
+        return input_limits(language)
 
     return router
 

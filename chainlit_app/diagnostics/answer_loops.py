@@ -11,6 +11,10 @@ from collections import Counter
 # A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
 _REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
 _HAS_WORD = re.compile(r"[^\W\d_]")
+# Scripts written without spaces count in characters (`cjk_unit_run`): a word of 2-8 Han, kana or Hangul
+# characters six times in a row ('部署部署部署部署部署部署') is as long a loop as 30 Latin letters; no sentence
+# repeats a word so.
+_CJK_UNIT_RUN = re.compile(r"([\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{2,8}?)\1{5,}")
 MAX_SCAN = 8000
 _FEW_TOKENS_MIN = 24
 # A turn label at the start of a line ('\nUSER:', '\n### Human:'; '\\n' where a cut body kept its escapes) or a
@@ -35,10 +39,8 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     sample = text[-MAX_SCAN:]
     if cut_at_limit and distinct_word_ratio(sample) < 0.5:
         return True
-    tokens = sample.strip().strip("\"'`").split()
-    if len(tokens) >= _FEW_TOKENS_MIN and len(set(tokens)) <= 3 and _HAS_WORD.search(" ".join(set(tokens))):
-        return True  # a long text of at most three distinct tokens, one a word ('| | |ــ |'): no language writes
-        # so (digits and symbols alone are a matrix or a ruler someone asked for)
+    if tiny_vocabulary_run(sample.strip().strip("\"'`").split()) or _CJK_UNIT_RUN.search(sample):
+        return True
     for m in _REPEATED_UNIT.finditer(sample):
         # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit
         if len(m.group(0)) >= 30 and (_HAS_WORD.search(m.group(1)) or (cut_at_limit and m.group(1).strip())):
@@ -51,6 +53,24 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
             return True
     raw = sample.encode("utf-8", "replace")
     return len(raw) >= 400 and len(zlib.compress(raw)) < 0.2 * len(raw)
+
+
+def tiny_vocabulary_run(tokens: list[str], run: int = _FEW_TOKENS_MIN, most: int = 3) -> bool:
+    """True when `run` tokens in a row are drawn from at most `most` distinct ones, one of them a word: two
+    words alternating for dozens of tokens ('camin naman camin naman ...'), or a whole text of three tokens
+    ('| | |ــ |'). No language writes so; digits and symbols alone are a matrix or a ruler someone asked for.
+    The run may stand anywhere: an answer can start sensibly and then fall into it, in no fixed period."""
+    window: Counter[str] = Counter()
+    for index, token in enumerate(tokens):
+        window[token] += 1
+        if index >= run:
+            gone = tokens[index - run]
+            window[gone] -= 1
+            if not window[gone]:
+                del window[gone]
+        if index >= run - 1 and len(window) <= most and _HAS_WORD.search(" ".join(window)):
+            return True
+    return False
 
 
 def writes_next_turns(text: str) -> bool:

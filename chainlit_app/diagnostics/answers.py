@@ -11,7 +11,9 @@ from typing import Any
 from chainlit_app.i18n import Msg
 
 from .answer_loops import MAX_SCAN, distinct_word_ratio, is_looping, repeated_phrase, writes_next_turns
+from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .taxonomy import Kind
+from .word_salad import is_word_salad
 
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
 # Long runs of digits again and again: numbers a broken model emits instead of words.
@@ -63,7 +65,7 @@ def is_garbled(text: str, whole_answer: bool = False) -> bool:
     a whole answer, not a printed line that may be a banner of '=') one symbol repeated."""
     if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4 or _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) \
             or (whole_answer and _ONE_SYMBOL.fullmatch(text[:4000])) or _ONE_ODD_SYMBOL.fullmatch(text[:4000]) \
-            or _UNKNOWN_RUN.search(text[:4000]):
+            or _UNKNOWN_RUN.search(text[:4000]) or shows_byte_pieces(text):
         return True
     runs = _DIGIT_RUN.findall(text[:4000])
     if len(runs) >= 2 and sum(map(len, runs)) >= 0.25 * len(text.strip()):
@@ -220,6 +222,9 @@ def judge_answer(
             f"ratio {distinct_word_ratio(text):.2f}){said}",
             Msg("hint.answer_loops"),
         )
+    if finish_reason in ("length", None) and is_word_salad(text):
+        return AnswerVerdict(Kind.DEGENERATE_OUTPUT, f"the {len(text)}-character answer is words without grammar "
+                             f"(almost no function words; finish_reason={finish_reason!r})", Msg("hint.word_salad"))
     return None
 
 
@@ -228,6 +233,8 @@ def _garbled_what(text: str) -> str:
     replacement = text.count("\ufffd")
     if replacement:
         return f"{replacement} U+FFFD"
+    if shows_byte_pieces(text):
+        return "byte-level BPE pieces ('\u0120' for spaces)"
     if _UNKNOWN_RUN.search(text[:4000]):
         return "a run of <unk>"
     if _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]):
@@ -244,7 +251,7 @@ def _garbled(text: str, whole_answer: bool = True) -> AnswerVerdict | None:
     return AnswerVerdict(
         Kind.DECODE_ERROR,
         f"the answer is garbled ({what} in {len(text)} characters)",
-        Msg("hint.answer_garbled"),
+        byte_pieces_hint() if shows_byte_pieces(text) else Msg("hint.answer_garbled"),
     )
 
 

@@ -23,6 +23,7 @@ from collections import Counter
 from chainlit_app.i18n import Msg
 
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
+from .chains import SEPARATOR, ChainLinks
 from .events import Body, EventFolder, Traceback
 from .exceptions import SERVING_ONLY, ancestry, error_body, exception_name, lookup, owner_of, raised_in
 from .findings import Finding, evidence_text
@@ -38,7 +39,7 @@ from .phases import (
 )
 from .ports import PortWatch
 from .prefilter import BUSY_LINES, ECHO_LINES, interesting
-from .printed import COMPLETION_OUTPUT, PrintedCycle, PrintedOutput
+from .printed import PrintedCycle, PrintedOutput
 from .redact import SecretSource, secrets_of
 from .request_lines import RequestLines
 from .rule_tables import RULES
@@ -47,7 +48,7 @@ from .stats import StallWatch
 from .taxonomy import KINDS, Kind
 
 # Cheap first looks before the full patterns (most lines are neither).
-_MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)")
+_MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)|\s*(?:Value error|Assertion failed), ")
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
                            r"terminate called|panicked|signal|exitcode=-|died with|died or was killed|terminated by")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
@@ -84,6 +85,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._fatal_seen = False  # native stacks after a fatal signal are its frames, not another failure
         self._named_messages: dict[str, int] = {}  # process -> line of its latest message a rule named
         self._fatal_guesses: list[Finding] = []  # fatal signals named before their stack showed the phase
+        self._chains = ChainLinks()  # 'The above exception was the direct cause …': the next traceback's cause
 
     @property
     def ready(self) -> bool:
@@ -107,7 +109,7 @@ class LineClassifier(PrintedOutput, RequestLines):
                 return self._busy_line(raw, lineno)
             if not interesting(low):
                 if _LOG_LINE_START.match(raw):
-                    return []
+                    return self._tagged_print(raw, lineno) if raw[:1] == "(" else []
                 return self._plain_line(strip_ansi(raw), lineno, strip_ansi(raw))
         text = strip_ansi(raw)
         parsed = parse_line(text)
@@ -141,6 +143,9 @@ class LineClassifier(PrintedOutput, RequestLines):
 
     def _on_line(self, parsed: ParsedLine, text: str, lineno: int, replaced: bool) -> list[Finding]:
         msg = parsed.message
+        if not msg.strip() or SEPARATOR.match(msg.strip()):  # a blank ERROR line; a chain's separator
+            self._chains.separator(parsed.process, self._last_traceback if msg.strip() else 0)
+            return []
         if "Processed prompts" in msg:
             self._note_progress(msg, lineno, text)
         if any(n in msg for n in ECHO_LINES):
@@ -160,9 +165,9 @@ class LineClassifier(PrintedOutput, RequestLines):
             found = self._on_access(access, text)
             if found is not None:
                 return found
-        output = COMPLETION_OUTPUT.search(msg) if "CompletionOutput(" in msg else None
-        if output is not None:
-            return self._on_completion_output(output, lineno, text)
+        printed = self._on_printed_answer(msg, lineno, text) if "Completion" in msg else None
+        if printed is not None:  # vLLM's CompletionOutput, the openai library's ChatCompletion or Completion
+            return printed
         if not self._phases.seen_marker and logger_shows_serving(parsed.logger):
             self._phases.enter(Phase.SERVING)
         bare = self._folder.bare_exception(parsed, lineno) if _MAY_BE_EXCEPTION.match(msg) else None
@@ -192,7 +197,7 @@ class LineClassifier(PrintedOutput, RequestLines):
             return self._gauge(msg, lineno, text)
         if not parsed.level and not parsed.process:
             return self._plain_line(msg, lineno, text)
-        return []
+        return self._tagged_print(text, lineno) if not parsed.level else []
 
     def _on_traceback(self, tb: Traceback, parsed: ParsedLine, text: str, replaced: bool) -> list[Finding]:
         """The exception line that ends a traceback: rule, exception type, raised in, phase."""
@@ -206,9 +211,9 @@ class LineClassifier(PrintedOutput, RequestLines):
         context = Context(phase, exception_type=tb.exception_type, raised_in=tb.raised_in, level=parsed.level)
         found = self._match(parsed.message, text, tb.line, context, parsed, replaced, pointed_from)
         if (found and found[0].role != "weak") or named_before or phase == Phase.STOPPING:
-            return found
+            return self._chains.link(tb.process, found)
         # a symptom pattern (weak) on the exception line yields to what the exception's type or place says
-        found = self._ladder(tb, text, phase, found, pointed_from)
+        found = self._chains.link(tb.process, self._ladder(tb, text, phase, found, pointed_from))
         if found and found[0].basis == "phase" and self._named_messages.get(tb.process) == tb.first_line - 1:
             return []  # `logger.exception(message)`: the message right above named it; its stack adds nothing
         if not self._phases.seen_marker and found and found[0].basis in ("exception_type", "raised_in") \
@@ -290,7 +295,7 @@ class LineClassifier(PrintedOutput, RequestLines):
             for finding in self._phase_guesses:
                 if finding.kind == Kind.STARTUP_FAILURE.value:
                     finding.kind = Kind.ENGINE_ERROR.value
-                    finding.rule = f"phase_{Kind.ENGINE_ERROR.value}"
+                    finding.rule, finding.basis = f"phase_{Kind.ENGINE_ERROR.value}", "phase"
                     finding.hint = Msg("hint.engine_failed_serving")
         self._phase_guesses.clear()
         self._tb_guesses.clear()

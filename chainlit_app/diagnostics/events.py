@@ -45,6 +45,14 @@ _BARE_EXCEPTION = re.compile(
     r"(?:[a-z_]\w*\.)*(?:exc|errors?|exceptions)\.[A-Z]\w*|(?:Base)?Exception)"
     r"(?::\s?(?P<msg>.*))?$"
 )
+# A label before a body that a client, proxy or wrapper relays (`relayed_body`): `Error code: 400 - {...}` (the
+# openai library's status errors), `Invalid Xinference response: {`, `Upstream error: {`. Any other text before a
+# brace ('non-default args: {...}') stays a line. A note after the body (`(request_id=req_…)`) is not JSON.
+_RELAYED_LABEL = re.compile(r"(?i).{0,60}?\b(?:response|error|body|reply|answer|result)s?\b[^{}]{0,24}?[:=-]\s*")
+_TRAILING_NOTE = re.compile(r"\}\s+\([\w ]{1,30}[=:][^(){}]{0,80}\)\s*$")
+# pydantic's line for one error of a ValidationError (`pydantic_value_error`): vLLM's config classes refuse their
+# arguments so, `Value error, <message> [type=value_error, input_value=…]`, with no exception line of its own.
+_PYDANTIC_ERROR = re.compile(r"^(?P<kind>Value error|Assertion failed), (?P<msg>.*?)(?:\s*\[type=\w+.*)?$")
 _NAMED_EXCEPTION = re.compile(r"^(?P<type>[A-Z][A-Za-z]+): (?P<msg>\S.*)$")
 _CURLY_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 _MENTIONED = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
@@ -259,6 +267,11 @@ class EventFolder:
     @staticmethod
     def bare_exception(parsed: ParsedLine, lineno: int) -> Traceback | None:
         """An exception line seen outside any traceback: an event of its own, without frames."""
+        pydantic = _PYDANTIC_ERROR.match(parsed.message.strip())
+        if pydantic is not None:
+            kind = "ValueError" if pydantic.group("kind") == "Value error" else "AssertionError"
+            return Traceback(first_line=lineno, line=lineno, exception_type=kind, message=pydantic.group("msg"),
+                             process=parsed.process, text=parsed.message.strip())
         m = _BARE_EXCEPTION.match(parsed.message.strip())
         if m is None:
             m = _NAMED_EXCEPTION.match(parsed.message.strip())
@@ -306,9 +319,9 @@ class EventFolder:
         stripped = message.strip()
         if not self._body:
             start = stripped.find("{")
-            if start < 0 or start > 8:  # "data: {", "{", ">>> {"
+            if start < 0 or (start > 8 and not _RELAYED_LABEL.fullmatch(stripped[:start])):  # "data: {", ">>> {"
                 return None
-            candidate = stripped[start:]
+            candidate = _TRAILING_NOTE.sub("}", stripped[start:])
             if candidate.rstrip("%").rstrip().endswith("}"):
                 data = parse_json(candidate)
                 if isinstance(data, dict):
@@ -316,9 +329,9 @@ class EventFolder:
                 # an answer elided by its poster ('..., "eval_count":1'): still an answer, read field by field
                 answer = '"choices"' in candidate or '"role"' in candidate
                 return Body(lineno, lineno, None, stripped, [message]) if answer else None
-            if candidate.count("{") <= candidate.count("}"):
-                return None
-            self._body, self._body_start = [message], lineno
+            if candidate.count("{") <= candidate.count("}") or (start > 8 and candidate.strip() != "{"):
+                return None  # behind a label, only a brace alone opens a pretty-printed body (a cut line does not)
+            self._body, self._body_start = [message if start <= 8 else candidate], lineno
             self._depth = candidate.count("{") - candidate.count("}")
             return None
         self._body.append(message)

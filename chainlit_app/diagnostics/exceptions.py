@@ -264,7 +264,7 @@ def error_body(data: dict[str, object]) -> tuple[str, str] | None:
     "BadRequestError", "code": 400, ...}`, OpenAI's `{"error": {"type": ..., "code": ...}}` and the like; None for
     any other document. The status becomes a message the HTTP client entries read ('status code 503')."""
     inner = data.get("error")
-    error = inner if isinstance(inner, dict) else data if data.get("object") == "error" else None
+    error = inner if isinstance(inner, dict) else data if data.get("object") == "error" or _bare_error(data) else None
     if error is None:
         return (("HTTPStatusError", str(inner)) if isinstance(inner, str) and inner.strip() else None)
     kind = error.get("type")
@@ -273,3 +273,12 @@ def error_body(data: dict[str, object]) -> tuple[str, str] | None:
     status = f"status code {code}: " if isinstance(code, int) or (isinstance(code, str) and code.isdigit()) else ""
     names = f"{kind} HTTPStatusError" if isinstance(kind, str) and kind.isidentifier() else "HTTPStatusError"
     return names, f"{status}{message}"
+
+
+def _bare_error(data: dict[str, object]) -> bool:
+    """An error object relayed without its envelope (a proxy's `Upstream error: {"message": …, "type":
+    "BadRequestError", "code": 400}`): a message beside an exception's type or an HTTP error status."""
+    kind, code = data.get("type"), data.get("code")
+    named = isinstance(kind, str) and kind.endswith(("Error", "Exception"))
+    status = isinstance(code, int) and 400 <= code <= 599
+    return isinstance(data.get("message"), str) and (named or status)

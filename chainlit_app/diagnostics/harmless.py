@@ -24,6 +24,9 @@ HARMLESS: tuple[re.Pattern[str], ...] = (
     re.compile(r"Waiting for connections to close", re.I),
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 turns the refusal of a long max_model_len into this warning: vLLM goes on.
     re.compile(r"VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution", re.I),
+    # LangChain's token counter falls back to a default encoding for a model name tiktoken does not know: the
+    # server's model is not concerned (`harmless_tiktoken_fallback`)
+    re.compile(r"model not found\. Using cl100k_base encoding", re.I),
 )
 # A WARNING that mentions memory is a tuning note ("Possibly too large swap space", "pin_memory=False as
 # WSL is detected", "KV cache memory ...") unless it names an actual memory failure.
@@ -37,7 +40,10 @@ SHM_WAIT = re.compile(r"No available shared memory broadcast block found", re.I)
 
 
 # An exception raised, not a warning printed: the same words ("... is deprecated") then stopped the server.
-_RAISED = re.compile(r"^\s*(?:[a-z_]\w*\.)*\w*(?:Error|Exception): ")
+# pydantic prints each error of a ValidationError as `Value error, <message> [type=value_error, ...]`: vLLM's
+# config refusals (`User-specified max_model_len ... is greater than the derived max_model_len`) come so, and
+# they quote the warning vLLM prints when the refusal is overridden (`pydantic_value_error`).
+_RAISED = re.compile(r"^\s*(?:(?:[a-z_]\w*\.)*\w*(?:Error|Exception): |(?:Value error|Assertion failed), )")
 
 
 def is_harmless(parsed: ParsedLine) -> bool:

@@ -54,6 +54,10 @@ _PREFIXES: tuple[re.Pattern[str], ...] = (
     ),
     # glog / torch C++: "W1130 15:01:47.512000 5649 torch/x.py:53] ", "[W1130 15:02:02.38 utils.cpp:68] "
     re.compile(r"\[?(?P<lvl>[IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w./-]+:\d+\]\s?"),
+    # Ray's C++ core after its time: "E 46008 46008] core_worker_process.cc:232: ..." (level, pid, thread id),
+    # and the tag of Ray's own component the driver prints it under: "(raylet) ", "(pid=gcs_server) "
+    re.compile(r"(?P<lvl>[IWEF]) \d+ \d+\]\s"),
+    re.compile(r"\((?:raylet|gcs_server|pid=[a-z_]+)\)\s"),
     # Ray's own logging after its time: "ERROR services.py:1207 -- Failed to start the dashboard"
     re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+(?P<logger0>[\w./-]+\.py:\d+) -- "),
     # Rust's tracing (routers and gateways in front of vLLM): "ERROR vllm_router::server: "

@@ -52,7 +52,7 @@ MARKERS: tuple[Marker, ...] = (
        r"Waiting for application startup", progress=True),
     _m(Phase.SERVING, r"Application startup complete|Uvicorn running on", progress=True),
     _m(Phase.SERVING, r"Dumping (?:scheduler output for model execution|input data for V1 LLM engine)|"
-       r"EngineCore encountered a fatal error|EngineCore hit an exception|Error in model execution|"
+       r"EngineCore encountered a fatal error|Error in model execution|"
        r"failure while handling (?:the )?request|Avg prompt throughput|Processed prompts|Added request|"
        r"Exception in ASGI application|"
        # the client's monitor of its engine cores starts only once every core reported ready (core_client.py)
@@ -125,6 +125,8 @@ _SERVING_FRAMES = re.compile(
     r"completion_stream_generator|output_handler|process_outputs|execute_model|_process_input_queue|"
     r"run_busy_loop|run_engine_loop|step|generate|handle_request|__call__|stream|_prepare_inputs|_update_states|schedule|"
     r"update_from_output|convert_tokens_to_string|(?<!\w)_?decode\b|batch_decode|detokeniz|get_response|"
+    # V0's output processor and detokenizer run only on generated tokens
+    r"_process_\w*outputs|decode_\w+_inplace|"
     r"collective_rpc|logprob|"
     r"allocate_slots|update_state_after_alloc|_alloc|swap_blocks|sample_tokens|_sample\b|propose|draft_token|"
     r"bookkeeping|process_input_socket|add_request|abort_request|get_output|execute_dummy_batch|"

@@ -61,6 +61,7 @@ _EXTRA_NEEDLES = (
     "exc.",  # torch._dynamo.exc.BackendCompilerFailed: a library's exception module
     "{",
     "completionoutput(",
+    "completion(id=",  # the openai library's printed ChatCompletion / Completion (answer_reprs.py)
     "invalid pointer",
     "double free",
     "terminate called",

@@ -12,9 +12,16 @@ from collections import Counter, deque
 from chainlit_app.i18n import Msg
 
 from .answer_loops import is_looping
+from .answer_reprs import RULE_ID as PRINTED_ANSWER
+from .answer_reprs import read_printed_answer
 from .answers import is_garbled, judge_answer
+from .byte_pieces import RULE_ID as BYTE_PIECES
+from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .findings import Finding
+from .lineformat import strip_ansi
 from .taxonomy import KINDS, Kind
+from .word_salad import RULE_ID as WORD_SALAD
+from .word_salad import is_word_salad
 
 MAX_PLAIN_LINES = 500
 COMPLETION_OUTPUT = re.compile(
@@ -34,6 +41,11 @@ _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 _HAS_LETTERS = re.compile(r"[^\W\d_]")
 # vLLM's offline progress bar (tqdm; a paste may hold several of its updates on one line)
 _PROMPTS_BAR = re.compile(r"Processed prompts:\s*(\d+)%")
+# A process tag before a process's own print (Ray's worker stdout '(main_task pid=360402) ', vLLM's
+# '(EngineCore pid=115) '), and how a logged line goes on after it (level, time, logger): that is no print.
+_PROCESS_TAG = re.compile(r"\([^()\n]{1,60}?\bpid=\d+(?:, ip=[\d.]+)?\)\s?")
+_LOGGED = re.compile(r"[\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
+_TAGGED_PRINT_MIN = 60
 
 
 class PrintedCycle:
@@ -98,6 +110,22 @@ class PrintedOutput:
             return []
         return [self._finding(verdict.kind, lineno, text, verdict.hint, f"echo_{verdict.kind.value}", "weak")]
 
+    def _on_printed_answer(self, msg: str, lineno: int, text: str) -> list[Finding] | None:
+        """A printed answer: vLLM's `CompletionOutput(...)`, the openai library's `ChatCompletion(...)` or
+        `Completion(...)`. Judged as an answer; None when the line holds none (the rules then read it)."""
+        output = COMPLETION_OUTPUT.search(msg) if "CompletionOutput(" in msg else None
+        if output is not None:
+            return self._on_completion_output(output, lineno, text)
+        answer = read_printed_answer(msg)
+        if answer is None:
+            return None
+        verdict = judge_answer(answer.text, answer.finish_reason, answer.completion_tokens,
+                               reasoning=answer.reasoning, tool_calls=answer.tool_calls)
+        if verdict is None:
+            return []
+        hint = verdict.hint
+        return [self._finding(verdict.kind, lineno, text, hint, f"{PRINTED_ANSWER}_{verdict.kind.value}", "decisive")]
+
     def _on_completion_output(self, m: re.Match[str], lineno: int, text: str) -> list[Finding]:
         ids = m.group("ids")
         tokens = ids.count(",") + 1 if ids.startswith("[") and ids != "[]" else None
@@ -131,14 +159,37 @@ class PrintedOutput:
         if len(self._plain) >= MAX_PLAIN_LINES:
             self._plain.clear()
         if len(key) >= 20 and is_garbled(key):
+            if shows_byte_pieces(key):
+                return [self._finding(Kind.DECODE_ERROR, lineno, text, byte_pieces_hint(), BYTE_PIECES, "weak")]
             hint = Msg("hint.printed_output_garbled")
             return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, "printed_output_garbled", "weak")]
+        if len(key) >= 200 and is_word_salad(key):
+            self._loop_reported = True
+            hint = Msg("hint.word_salad")
+            return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, WORD_SALAD, "weak")]
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
             self._loop_reported = True
             hint = KINDS[Kind.DEGENERATE_OUTPUT].fix_msgs[0]
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_output_loops", "weak")]
         return []
+
+    def _tagged_print(self, raw: str, lineno: int) -> list[Finding]:
+        """A line a process printed behind its tag, with no level (a rollout worker printing what the model
+        generated): judged by itself as an answer that loops. Unlike plain lines, tagged prints are not
+        counted against each other: every worker of a tensor-parallel group prints the same lines."""
+        tag = _PROCESS_TAG.match(raw)
+        if tag is None or self._loop_reported:
+            return []
+        message = raw[tag.end():].strip()
+        if len(message) < _TAGGED_PRINT_MIN or _LOGGED.match(message):
+            return []  # most lines behind a tag are logged lines: the cheap checks first
+        message = strip_ansi(message)
+        if _NOT_AN_ANSWER.search(message) or _PROGRESS_BAR.search(message) or not is_looping(message):
+            return []
+        self._loop_reported = True
+        hint = KINDS[Kind.DEGENERATE_OUTPUT].fix_msgs[0]
+        return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, strip_ansi(raw), hint, "tagged_print_loops", "weak")]
 
     def _printed_block(self, key: str, lineno: int, text: str) -> list[Finding]:
         """Across the printed lines so far: an answer whose words are glued to emoji again and again is

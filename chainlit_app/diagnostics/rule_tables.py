@@ -1,5 +1,7 @@
 """All rules in their stated order: start-up rules first, then serving rules, the statuses clients report,
-what clients say of an answer, and the wrappers last (the tie-break order).
+what clients say of an answer, gin's access lines
+and the gateways' words, the rules that read a message's shape,
+refusals in their own words wherever they are relayed, and the wrappers last (the tie-break order).
 
 The start-up rules come by subject: the model, the machine's resources, then builds (and the rules
 learnt later, see `rules_builds.py`); the order of this concatenation is part of the result.
@@ -10,12 +12,17 @@ from __future__ import annotations
 from .rules import Rule
 from .rules_builds import BUILD_RULES
 from .rules_clients import CLIENT_RULES
+from .rules_gateways import GATEWAY_RULES
 from .rules_model import MODEL_RULES
+from .rules_ray import RAY_RULES
+from .rules_refusals import REFUSAL_RULES
 from .rules_resources import RESOURCE_RULES
 from .rules_serving import SERVING_RULES
+from .rules_shapes import SHAPE_RULES
 from .rules_status import STATUS_RULES
 from .rules_wrappers import WRAPPER_RULES
 
-STARTUP_RULES: tuple[Rule, ...] = MODEL_RULES + RESOURCE_RULES + BUILD_RULES
-RULES: tuple[Rule, ...] = STARTUP_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES + WRAPPER_RULES
+STARTUP_RULES: tuple[Rule, ...] = MODEL_RULES + RESOURCE_RULES + BUILD_RULES + RAY_RULES
+RULES: tuple[Rule, ...] = (STARTUP_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES + GATEWAY_RULES + SHAPE_RULES
+                          + REFUSAL_RULES + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

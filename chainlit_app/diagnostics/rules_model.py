@@ -9,20 +9,10 @@ from __future__ import annotations
 
 from chainlit_app.i18n import Msg
 
-from .rules import Rule, rule
+from .rules import STARTING, Rule, rule
 from .taxonomy import Kind
 
 MODEL_RULES: tuple[Rule, ...] = (
-    rule(
-        "hf_gated",
-        Kind.STARTUP_FAILURE,
-        r"401 Client Error.*(?:huggingface|hf\.co)|GatedRepoError|Cannot access gated repo|gated repo|"
-        r"Access to model \S+ is restricted",
-        hint=Msg("rule.hf_gated"),
-        examples=(
-            "huggingface_hub.errors.GatedRepoError: 401 Client Error. Cannot access gated repo for url",
-        ),
-    ),
     rule(
         "hf_offline",
         Kind.STARTUP_FAILURE,
@@ -36,7 +26,8 @@ MODEL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "hf_repo_missing",
-        Kind.STARTUP_FAILURE,
+        # before hf_gated: the hub answers 401 for a repository that does not exist as for a gated one
+        Kind.MODEL_NOT_FOUND,
         r"RepositoryNotFoundError|Repository Not Found for url|"
         r"is not a local folder and is not a valid model identifier|Invalid repository ID or local directory|"
         # ModelScope's hub (VLLM_USE_MODELSCOPE) answers an unknown model id in these words
@@ -48,8 +39,20 @@ MODEL_RULES: tuple[Rule, ...] = (
         ),
     ),
     rule(
+        "hf_gated",
+        # a gated repository answers 401 until a token with access is given: authentication, not the model
+        Kind.AUTH,
+        r"401 Client Error.*(?:huggingface|hf\.co)|GatedRepoError|Cannot access gated repo|gated repo|"
+        r"Access to model \S+ is restricted",
+        hint=Msg("rule.hf_gated"),
+        examples=(
+            "huggingface_hub.errors.GatedRepoError: 401 Client Error. Cannot access gated repo for url",
+        ),
+    ),
+    rule(
         "hf_validation",
-        Kind.STARTUP_FAILURE,
+        # the hub validates the id only when no local folder of that name exists: the path names no model
+        Kind.MODEL_NOT_FOUND,
         r"HFValidationError|Repo id must be in the form",
         hint=Msg("rule.hf_validation"),
         examples=(
@@ -124,6 +127,9 @@ MODEL_RULES: tuple[Rule, ...] = (
         r"tokenizer)|"
         r"FileNotFoundError.{0,200}(?:config\.json|\.safetensors|tokenizer)",
         hint=Msg("rule.model_files_missing"),
+        # the model's files are read while starting; a file missing while serving is a request's (a LoRA
+        # adapter, an image path): read by its exception and place
+        phases=STARTING,
         examples=("OSError: /models/x does not appear to have a file named config.json.",),
     ),
     rule(

@@ -26,14 +26,18 @@ RESOURCE_RULES: tuple[Rule, ...] = (
     rule(
         "no_cache_blocks",
         Kind.OUT_OF_MEMORY,
-        r"No available memory for the cache blocks|# GPU blocks: 0\b|KV cache size: 0 tokens|"
+        r"No available memory for the cache blocks|# (?:GPU|cuda|npu|xpu|hpu) blocks: 0\b|KV cache size: 0 tokens|"
         r"Insufficient memory for (?:the )?KV cache|not enough (?:memory|space) for (?:the )?KV cache|"
         # the memory left for the KV cache printed as a negative number: the weights took more than the budget
-        r"\bKV cache memory\W{0,3}\s*[:=]\s*-\d",
+        r"\bKV cache(?: memory)?\W{0,3}\s*(?:[:=]|is)\s*-\d",
         hint=Msg("rule.no_cache_blocks"),
         examples=(
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
             "Available KV cache memory: -0.87 GiB",  # vllm-ascend #9372
+            # V0's memory profile (vLLM #13882, an 8 GB card): the budget is spent before any KV cache
+            "INFO 02-26 09:54:05 worker.py:267] model weights take 5.20GiB; non_torch_memory takes 0.03GiB; PyTorch "
+            "activation peak memory takes 1.42GiB; the rest of the memory reserved for KV Cache is -1.05GiB.",
+            "INFO 02-26 09:54:05 executor_base.py:111] # cuda blocks: 0, # CPU blocks: 4681",
         ),
     ),
     rule(

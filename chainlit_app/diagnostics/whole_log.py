@@ -12,7 +12,9 @@ from os import PathLike
 
 from .classifier import LineClassifier
 from .findings import ROLE_RANK, Finding, Report
+from .redact import secrets_of
 from .taxonomy import HEALTHY, Kind
+from .unfinished_start import StartWatch
 
 MAX_LINE_BYTES = 64 * 1024
 # A symptom whose cause the same log names: vLLM answers a prompt longer than the context with an empty
@@ -69,16 +71,31 @@ class Collector:
         return Report(root.kind, [root, *rest], lines)
 
 
-def classify_lines(lines: Iterable[str], secrets: Iterable[str] = ()) -> Report:
-    """Classify a whole log given as lines (numbered from 1)."""
-    classifier = LineClassifier(secrets)
+def classify_lines(lines: Iterable[str], secrets: Iterable[str] = (), *, excerpt: bool = True) -> Report:
+    """Classify a whole log given as lines (numbered from 1). `excerpt=False` for the last lines of a
+    process known to have exited: a start-up it never finished is then its exit, not a stall."""
+    masked = secrets_of(secrets)
+    classifier = LineClassifier(masked)
     collector = Collector()
+    start = StartWatch()
     count = 0
     for count, line in enumerate(lines, start=1):
+        start.feed(line, count)
         for finding in classifier.feed(line, count):
             collector.add(finding)
+    return _ended(classifier, collector, start if excerpt else None, count, masked)
+
+
+def _ended(classifier: LineClassifier, collector: Collector, start: StartWatch | None, count: int,
+           secrets: tuple[str, ...]) -> Report:
+    """The log's end: what is still open, then (file-level only, never the live monitor) a start-up whose
+    last line began a step and that showed nothing else (`unfinished_start.py`)."""
     for finding in classifier.finish():
         collector.add(finding)
+    if start is not None and not collector.findings:
+        unfinished = start.finding(classifier.ready, secrets)
+        if unfinished is not None:
+            collector.add(unfinished)
     return collector.report(count)
 
 
@@ -103,13 +120,15 @@ def iter_file_lines(path: str | PathLike[str]) -> Iterator[tuple[int, str, bool]
 
 
 def classify_file(path: str | PathLike[str], secrets: Iterable[str] = ()) -> Report:
-    """Classify a log file; see `iter_file_lines` for how the file is read."""
-    classifier = LineClassifier(secrets)
+    """Classify a log file; see `iter_file_lines` for how the file is read. A file is an excerpt: a start-up
+    it shows stopping at a step is a stall (`unfinished_start.py`)."""
+    masked = secrets_of(secrets)
+    classifier = LineClassifier(masked)
     collector = Collector()
+    start = StartWatch()
     count = 0
     for count, text, replaced in iter_file_lines(path):
+        start.feed(text, count)
         for finding in classifier.feed(text, count, replaced=replaced):
             collector.add(finding)
-    for finding in classifier.finish():
-        collector.add(finding)
-    return collector.report(count)
+    return _ended(classifier, collector, start, count, masked)

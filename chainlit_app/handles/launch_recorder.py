@@ -104,7 +104,7 @@ class LaunchRecorder:
         found = [{"kind": f["kind"], "title": f["title"], "source": f["source"], "rule": f["rule"],
                   "count": f["count"], "text": f["evidence"][-1]["text"] if f["evidence"] else ""}
                  for f in self._findings() if not f["resolved"]]
-        root = classify_lines(lines, secrets).root
+        root = classify_lines(lines, secrets, excerpt=False).root  # the process exited: no stall
         if root is not None and not any((f["kind"], f["rule"]) == (root.kind, root.rule) for f in found):
             found.insert(0, {"kind": root.kind, "title": Msg("launch.root_cause_title"), "source": "log",
                              "rule": root.rule, "count": 1, "text": root.text})

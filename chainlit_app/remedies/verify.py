@@ -40,11 +40,13 @@ JUDGED_TOKENS = 16
 
 
 async def verify_completion(base_url: str, api_key: str, model: str, timeout: float = VERIFY_TIMEOUT, *,
-                            judge: bool = False, extra: dict[str, Any] | None = None) -> tuple[bool, str]:
+                            judge: bool = False, extra: dict[str, Any] | None = None,
+                            raise_refusals: bool = False) -> tuple[bool, str]:
     """(True, the answer) when the server answers a chat; (False, what went wrong) otherwise. `judge`: for a
     remedy of an answer fault, the known question is asked and the answer judged as the chat judges its
     answers (chat_observations.from_answer) and for the right answer; `extra`: request fields the chat will
-    send (a remedy's repetition_penalty)."""
+    send (a remedy's repetition_penalty); `raise_refusals`: a 4xx (the server answered and refused the request)
+    is raised as httpx.HTTPStatusError instead of returned, for a caller that treats it apart."""
     client = EngineClient(base_url, api_key, timeout=timeout)
     try:
         if judge:
@@ -52,6 +54,8 @@ async def verify_completion(base_url: str, api_key: str, model: str, timeout: fl
         else:
             said = await client.chat_one_token(model, extra=extra)
     except httpx.HTTPStatusError as exc:
+        if raise_refusals and exc.response.status_code < 500:
+            raise
         return False, f"verification completion refused: HTTP {exc.response.status_code} {exc.response.text[:300]}"
     except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:
         return False, f"verification completion failed: {type(exc).__name__}: {exc}"

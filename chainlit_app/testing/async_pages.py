@@ -44,6 +44,20 @@ class AsyncChatPage:
         await self.page.fill(hooks.CHAT_INPUT, question)
         await self.page.click(hooks.CHAT_SUBMIT)
 
+    async def type_and_press_enter(self, text: str) -> None:
+        """Put `text` in the composer (as a paste would) and press Enter, the way most people send."""
+        await self.page.fill(hooks.CHAT_INPUT, text)
+        await self.page.press(hooks.CHAT_INPUT, "Enter")
+
+    async def composer_text(self) -> str:
+        return await self.page.input_value(hooks.CHAT_INPUT)
+
+    @property
+    def too_large_alert(self) -> Locator:
+        """The alert the browser shows instead of sending a message over the socket's frame limit
+        (data-size, data-limit in bytes); the message stays in the composer."""
+        return self.page.locator(hooks.INPUT_TOO_LARGE)
+
     async def reply(self) -> ReplyState:
         return ReplyState.from_page(await self.page.evaluate(hooks.REPLY_STATE_JS))
 
@@ -155,6 +169,7 @@ class AsyncDiagnosticsPanel:
     async def open(self, timeout: float = 30.0) -> None:
         """By the welcome notice's button, or by the /diagnostics command once that notice has scrolled
         away or was replaced (a new thread's page)."""
+        on_thread = "/thread/" in self.page.url
         button = self.page.locator(hooks.OPEN_DIAGNOSTICS)
         if await button.count():
             await button.last.click(timeout=timeout * 1000)
@@ -162,6 +177,10 @@ class AsyncDiagnosticsPanel:
             await self.page.fill(hooks.CHAT_INPUT, hooks.DIAGNOSTICS_COMMAND)
             await self.page.click(hooks.CHAT_SUBMIT)
         await self.page.wait_for_selector(hooks.PANEL, timeout=timeout * 1000)
+        if not on_thread and await self.page.evaluate(hooks.HISTORY_ON_JS):  # see hooks.THREAD_URL
+            await self.page.wait_for_url(hooks.THREAD_URL, timeout=timeout * 1000)
+            await self.page.wait_for_timeout(hooks.PANEL_SETTLE_MS)
+            await self.page.wait_for_selector(hooks.PANEL, timeout=timeout * 1000)
 
     async def engine_state(self) -> str:
         return await self.page.locator(hooks.ENGINE_STATE).get_attribute("data-state") or ""

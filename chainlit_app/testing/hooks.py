@@ -18,6 +18,15 @@ CHAT_INPUT = "#chat-input"
 CHAT_SUBMIT = "#chat-submit"
 STOP_BUTTON = "#stop-button"
 DIAGNOSTICS_COMMAND = "/diagnostics"  # what an admin can type to open the panel (app.py)
+# With chat history on, a chat's first interaction makes the browser switch to the new thread's URL, which
+# drops the side bar; the app shows the panel again a second later (panel.open_panel). A page object that
+# opened the panel on a page not yet on a thread waits for that, or a click would land on the dropped panel.
+THREAD_URL = "**/thread/**"
+HISTORY_ON_JS = """async () => {
+  const r = await fetch('/project/settings?language=en-US', {credentials: 'same-origin'});
+  return r.ok ? Boolean((await r.json()).dataPersistence) : false;
+}"""
+PANEL_SETTLE_MS = 1500  # after the thread's URL: past the app's one-second second showing
 
 # The app's own hooks (README, "Scripted UI tests").
 WELCOME = "[data-testid=chat-welcome]"
@@ -48,6 +57,7 @@ LAUNCH_TOGGLE = ":scope > summary"  # the launch is a <details>; its own <summar
 CRASH_LOOP = "[data-testid=diag-crash-loop]"
 PROBE = "[data-testid=diag-probe]"
 PROBE_LAST = "[data-testid=diag-probe-last]"
+INPUT_TOO_LARGE = "[data-testid=chat-input-too-large]"  # public/input_guard.js: the message stays in the composer
 
 
 def with_remedy(selector: str, remedy: str | None) -> str:

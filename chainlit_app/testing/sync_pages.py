@@ -47,6 +47,20 @@ class ChatPage:
         self.page.fill(hooks.CHAT_INPUT, question)
         self.page.click(hooks.CHAT_SUBMIT)
 
+    def type_and_press_enter(self, text: str) -> None:
+        """Put `text` in the composer (as a paste would) and press Enter, the way most people send."""
+        self.page.fill(hooks.CHAT_INPUT, text)
+        self.page.press(hooks.CHAT_INPUT, "Enter")
+
+    def composer_text(self) -> str:
+        return self.page.input_value(hooks.CHAT_INPUT)
+
+    @property
+    def too_large_alert(self) -> Locator:
+        """The alert the browser shows instead of sending a message over the socket's frame limit
+        (data-size, data-limit in bytes); the message stays in the composer."""
+        return self.page.locator(hooks.INPUT_TOO_LARGE)
+
     def reply(self) -> ReplyState:
         """What followed the latest question, as the page shows it now."""
         return ReplyState.from_page(self.page.evaluate(hooks.REPLY_STATE_JS))
@@ -164,6 +178,7 @@ class DiagnosticsPanel:
     def open(self, timeout: float = 30.0) -> None:
         """By the welcome notice's button, or by the /diagnostics command once that notice has scrolled
         away or was replaced (a new thread's page)."""
+        on_thread = "/thread/" in self.page.url
         button = self.page.locator(hooks.OPEN_DIAGNOSTICS)
         if button.count():
             button.last.click(timeout=timeout * 1000)
@@ -171,6 +186,10 @@ class DiagnosticsPanel:
             self.page.fill(hooks.CHAT_INPUT, hooks.DIAGNOSTICS_COMMAND)
             self.page.click(hooks.CHAT_SUBMIT)
         self.page.wait_for_selector(hooks.PANEL, timeout=timeout * 1000)
+        if not on_thread and self.page.evaluate(hooks.HISTORY_ON_JS):  # see hooks.THREAD_URL
+            self.page.wait_for_url(hooks.THREAD_URL, timeout=timeout * 1000)
+            self.page.wait_for_timeout(hooks.PANEL_SETTLE_MS)
+            self.page.wait_for_selector(hooks.PANEL, timeout=timeout * 1000)
 
     def engine_state(self) -> str:
         return self.page.locator(hooks.ENGINE_STATE).get_attribute("data-state") or ""

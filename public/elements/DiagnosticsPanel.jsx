@@ -307,7 +307,7 @@ function LaunchEntry({ api, launch, now, startOpen }) {
     <details data-testid="diag-launch" data-exit={launch.exit} data-launch-id={launch.id}
       data-gave-up={launch.gave_up ? "yes" : "no"} open={open}
       onToggle={(e) => setOpen(e.currentTarget.open)} style={{ marginTop: 4, fontSize: 12 }}>
-      <summary aria-label={text("launch_label", { launch: launch.launch, cause: launch.cause })}>
+      <summary>
         <span style={mono}>#{launch.launch}</span> {text("launch_when", { when })}
         <span data-testid="diag-launch-cause" style={{ color: launch.ended && launch.exit !== "stopped" ? "#dc2626" : undefined }}>
           {launch.cause}

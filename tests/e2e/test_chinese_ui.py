@@ -137,6 +137,7 @@ def test_chinese_browser_sees_chinese_from_start_to_a_named_fault(starting_app: 
         expect(card).to_contain_text("does not exist")  # vLLM's own line, untranslated
         expect(card).to_contain_text("判定依据：")
         _panel_labels_are(page, CHINESE_LABELS)
+        expect(page.locator("#side-view-title")).to_have_text("诊断")  # not the element's name, DiagnosticsPanel
         assert chinese["labels"]["apply_fix"] == "应用修复" and english["labels"]["apply_fix"] == "Apply fix"
         assert set(chinese["labels"]) == set(english["labels"])
         save_screenshot(page, "zh-CN-diagnostics.png")
@@ -160,6 +161,7 @@ def test_english_browser_still_sees_english(starting_app: AppServer, browser: Br
         expect(card).to_contain_text("Model name not served (404)")
         assert not CJK.search(card.inner_text())
         _panel_labels_are(page, ENGLISH_LABELS)
+        expect(page.locator("#side-view-title")).to_have_text("Diagnostics")
         assert not CJK.search(page.locator("#diagnostics-panel").inner_text())
     finally:
         context.close()
@@ -204,6 +206,9 @@ def test_chinese_apply_fix_button(demo_model: Path, tmp_path: Path, browser: Bro
             expect(page.locator("#diag-engine-state")).to_have_text("启动失败")
             expect(page.locator("[data-testid=diag-launches]")).to_contain_text("启动记录")
             print(f"\nthe card in Chinese: {card.inner_text()!r}")
+            # The thread the button began is listed by the button's label, not the action's id.
+            expect(page.locator("#thread-history")).to_contain_text("诊断", timeout=15_000)
+            expect(page.locator("#thread-history")).not_to_contain_text("open_diagnostics")
             apply.scroll_into_view_if_needed()
             save_screenshot(page, "zh-CN-remedy.png")
         finally:

@@ -105,6 +105,23 @@ async def _locked_history(app: AppServer) -> None:
     assert "database is locked" in evidence
     assert "cannot store" not in evidence, "users' text stays out of the panel"
 
+    # The lock is gone: the next question is stored, and the admin's finding closes, saying the gap stays.
+    async with ChainlitSession(app.url, "alice", cookies=cookies) as session:
+        await session.ask("A question asked after the lock was released", timeout=60)
+    closed = await _finding_resolved(app, finding["id"], timeout=60)
+    print(f"closed: {closed['resolved_reason']}")
+    assert "stay missing" in closed["resolved_reason"]
+
+
+async def _finding_resolved(app: AppServer, finding_id: str, timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for entry in (await app.diagnostics())["findings"]:
+            if entry["id"] == finding_id and entry["resolved"]:
+                return dict(entry)
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"finding {finding_id} still open after the lock was released")
+
 
 async def _open_finding(app: AppServer, kind: str, timeout: float) -> dict[str, Any]:
     deadline = time.monotonic() + timeout

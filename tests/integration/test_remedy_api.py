@@ -20,6 +20,7 @@ import pytest
 from bench.apps import AppServer, start_app
 from bench.chainlit_client import ChainlitSession, Event, login
 from chainlit_app.engine.supervisor import free_port
+from chainlit_app.notices import AUTO_FIX
 from tests.conftest import need_engine
 from tests.remedy_app import newest_command
 
@@ -183,6 +184,11 @@ async def test_automatic_mode_fixes_the_fault_without_a_click(tmp_path: Path) ->
             assert told, texts(chat.events)
             how = "in its welcome message" if all(t.startswith("Welcome!") for t in told) else "by a notice"
             print(f"the open chat session was told {how}: {told}")
+            if how == "by a notice":  # with the hooks scripts find it by (README test ids)
+                states = [e.data["props"]["attributes"].get("state") for e in chat.events if e.name == "element"
+                          and isinstance(e.data, dict) and (e.data.get("props") or {}).get("testid") == AUTO_FIX]
+                print(f"chat-auto-fix hooks: {states}")
+                assert "verified" in states, states
             assert all("max_model_len" not in t and "--max-model-len" not in t for t in told), "a user saw the details"
             answer = await chat.ask("What is the capital of France?", timeout=180)
             assert answer.completed and "Paris" in answer.text, (answer.text, answer.notices, answer.error)

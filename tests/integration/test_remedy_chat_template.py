@@ -7,6 +7,7 @@ chat's question succeed. Undo restores the refusal. One start and two restarts."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,7 +64,8 @@ async def test_a_model_without_a_chat_template_answers_with_the_shipped_one(demo
               f"the refusal ({finding['source']}) was: {finding['evidence'][-1]['text'][:200]}")
         assert result["fixed"], result
         body = await app.diagnostics()
-        assert body["engine"]["state"] == "ready" and str(CHATML.path) in await newest_command(app, body)
+        assert body["engine"]["state"] == "ready", _why_not_ready(body)
+        assert str(CHATML.path) in await newest_command(app, body)
         [(name, value, previous, by)] = listed(body)
         assert (name, value, previous or "", by) == ("chat_template", str(CHATML.path), "", REMEDY)
         fixed_by(body, finding["id"], REMEDY)
@@ -75,6 +77,13 @@ async def test_a_model_without_a_chat_template_answers_with_the_shipped_one(demo
               f"{seconds:.1f} s (the app's count {undone['seconds']} s); evidence {undone['evidence']}")
         assert not undone["fixed"] and "400" in " ".join(undone["evidence"]), "the refusal is back"
         body = await app.diagnostics()
-        assert body["engine"]["state"] == "ready" and body["overrides"]["overrides"] == []
+        assert body["engine"]["state"] == "ready", _why_not_ready(body)
+        assert body["overrides"]["overrides"] == []
         again = await ask(app)
         assert "Paris" not in again.text, again
+
+
+def _why_not_ready(body: dict[str, Any]) -> str:
+    """What the panel's API says instead: the probe's last result and the open degraded finding."""
+    degraded = [f["evidence"][-1]["text"] for f in body["findings"] if f["kind"] == "degraded" and not f["resolved"]]
+    return f"state {body['engine']['state']}; probe {body.get('probe')}; degraded {degraded}"

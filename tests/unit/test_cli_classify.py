@@ -54,9 +54,11 @@ def test_text_report_names_root_cause_evidence_and_fix() -> None:
     result = _run("classify", str(log))
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "Root cause: startup_failure - The server stopped before it was ready" in out
+    # the hub validates a model id only when no folder of that name exists: the model named is not there
+    assert "Root cause: model_not_found" in out
     assert "line 20: huggingface_hub.errors.HFValidationError" in out
-    assert "Fix:" in out and "1. Check CHAT_MODEL" in out
+    assert "Hint: The model path does not exist on this machine" in out
+    assert "Fix:" in out and "fix CHAT_MODEL" in out
     assert out.index("Root cause") < out.index("Also seen")
 
 

@@ -1,6 +1,6 @@
 """The idle completion probe (issue 13, item 4) against a real local HTTP server that answers /health and
 fails completions in the ways a server does (an error status, no answer in time, an empty answer); the real
-vLLM fault (a stopped engine core) is in tests/integration/test_health_probe.py."""
+vLLM fault (a stopped engine core) is in tests/e2e/test_health_and_launches.py."""
 
 from __future__ import annotations
 
@@ -45,6 +45,9 @@ class Engine(JsonHandler):
             self.release.wait(10)
         if self.mode == "error":
             self.send_json(500, {"error": {"message": "EngineCore encountered an issue"}})
+        elif self.mode == "no_template":  # vLLM's own 400 for a tokenizer without a chat template
+            self.send_json(400, {"error": {"message": "As of transformers v4.44, default chat template is no "
+                                                      "longer allowed, so you must provide a chat template"}})
         else:
             content = "" if self.mode == "empty" else "OK"
             self.send_json(200, {"choices": [{"message": {"role": "assistant", "content": content}}]})
@@ -90,6 +93,63 @@ async def test_failures_make_one_degraded_finding_updated_and_a_success_clears_i
     assert not probe.degraded and not _open(store)
     resolved = [e for e in store.snapshot() if e["kind"] == "degraded"]
     assert resolved[0]["resolved_reason"] == "a probe completion succeeded again"
+
+
+async def test_a_refusal_is_not_degraded_and_never_asks_a_restart(engine: type[Engine]) -> None:
+    """A 400 (no chat template) means the server answers: the chat names the cause; a restart would not mend it."""
+    store = FindingsStore()
+    probe = CompletionProbe(store, interval=60, timeout=0.5, restart_after=1)
+    probe.restart_hook = _never_restart
+    probe.note_health(True)
+    with serving(engine) as url:
+        engine.mode = "no_template"
+        for _ in range(3):
+            result = await probe.probe(url, "key", "demo")
+            assert not result.ok and result.refused and result.detail.startswith("HTTP 400"), result
+    assert not probe.degraded and not _open(store) and not probe.restart_due()
+    assert probe.snapshot()["last"]["refused"] is True  # type: ignore[index]
+
+
+async def test_a_verified_remedy_answer_clears_degraded_at_once(engine: type[Engine]) -> None:
+    store = FindingsStore()
+    probe = CompletionProbe(store, interval=60, timeout=0.5, restart_after=0)
+    probe.note_health(True)
+    with serving(engine) as url:
+        engine.mode = "error"
+        await probe.probe(url, "key", "demo")
+    assert probe.degraded and _open(store)
+    probe.note_answered("Paris", 25.3)
+    assert not probe.degraded and not _open(store)
+
+
+async def test_a_refusal_ends_a_degraded_episode_and_a_stale_probe_is_dropped(engine: type[Engine]) -> None:
+    """A probe in flight while the engine restarts (a remedy) failed against the old launch: it is dropped, and
+    a 400 from the new launch proves it answers."""
+    store = FindingsStore()
+    probe = CompletionProbe(store, interval=60, timeout=5, restart_after=0)
+    probe.note_health(True)
+    with serving(engine) as url:
+        engine.mode = "error"
+        await probe.probe(url, "key", "demo")
+        assert probe.degraded
+        engine.mode = "no_template"
+        assert (await probe.probe(url, "key", "demo")).refused
+        assert not probe.degraded and not _open(store)
+
+        engine.mode = "hang"
+        in_flight = asyncio.create_task(probe.probe(url, "key", "demo"))
+        await asyncio.sleep(0.2)
+        probe.note_health(False)  # the restart: /health fails, then the new launch is ready
+        probe.note_health(True)
+        probe.note_started()
+        engine.mode = "error"  # the old launch's answer to the probe in flight: a 500
+        engine.release.set()
+        assert not (await in_flight).ok
+    assert not probe.degraded and not _open(store), "a probe of the old launch counted against the new one"
+
+
+async def _never_restart() -> None:
+    raise AssertionError("a refusal asked for a restart")
 
 
 async def test_timeouts_and_empty_answers_say_what_happened(engine: type[Engine]) -> None:

@@ -56,6 +56,38 @@ ACCEPTED_READINGS = {
         "sign; that the words around it are fragments too is what the label reads"),
     "round5_gh19022_llama31_8b_tp2_l4_exclamation_marks_body.log": (
         "decode_error", "the same: a body of '!' from a TP>1 numerics bug"),
+    "round8_gh38652_glm47_flash_fp8_kv_cache_multiturn_exclamation_garbage.log": (
+        "decode_error", "the same: a few word fragments, then '!' (token 0) to the end, from an FP8 KV cache that "
+        "corrupts the attention's numerics"),
+    "round8_gh12502_qwen25vl_72b_engine_architecture_not_supported.log": (
+        "startup_failure", "vLLM's 'Model architectures [...] are not supported for now' names no version: whether "
+        "a later vLLM implements the architecture is not in the log, and the same refusal is labelled "
+        "startup_failure in dev (gh22231, Qwen3ForCausalLM, which a later vLLM also supports; gh32338, a custom "
+        "LlavaQwenForCausalLM that none does); the rule's hint names both fixes (upgrade vLLM, or serve a "
+        "supported model)"),
+    "round8_qwen914_vllm060_qwen2vl_architecture_not_supported.log": (
+        "startup_failure", "the same refusal (Qwen2VLForConditionalGeneration on vLLM 0.6.0)"),
+    "round9_deepseekv3_542_langchain_vllm_deepseekv3_arch_not_supported.log": (
+        "startup_failure", "the same refusal (DeepseekV3ForCausalLM, through LangChain's VLLM wrapper)"),
+    # Hugging Face's hub validates a model id only when no local folder of that name exists, so its
+    # HFValidationError for a path, and its RepositoryNotFoundError, mean that the model named is not there:
+    # the rules name them model_not_found (as round 9's three are labelled); the five below were labelled
+    # startup_failure by earlier collectors for the same words, and keep that label beside the reading.
+    "bytedance76_error_retrieving_file_list.log": (
+        "model_not_found", "HFValidationError for the local path '/home/Models/Qwen2.5-7B-Instruct-GPTQ-Int4/'"),
+    "gh9656_hfvalidation_oneline.log": (
+        "model_not_found", "HFValidationError for the local path '****/models/Llama-3.1_405B-Instruct'"),
+    "gpustack1268_hfvalidation_engine.log": (
+        "model_not_found", "HFValidationError for a ModelScope cache path that is not there"),
+    "recorded_cpu_missing_model_dir.log": (
+        "model_not_found", "HFValidationError for '/nonexistent/path' (recorded here: CHAT_MODEL names no folder)"),
+    "round4_jarvisvla5_vllm_serve_request_model_does_not_exist.log": (
+        "model_not_found", "ModelScope's hub answers 'The request model: ... does not exist' for an unknown id"),
+    "round9_ascend5509_dsv31_worker_aclnninplacecopy_inner_error.log": (
+        "startup_failure", "the excerpt shows no phase: the worker's busy loop (multiproc_executor) runs the NPU "
+        "operators during the start-up's profiling and warm-up as while serving, and the collector's DOUBT says "
+        "that whether this hit during warm-up is not shown; an ERROR line before any serving marker is read as "
+        "start-up"),
 }
 _THREAD = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
 

@@ -133,7 +133,7 @@ def test_a_build_that_does_not_fit_explains_an_unrecognised_start_up_failure() -
     # a start-up failure a rule names keeps its name beside the same warning
     warning = ("WARNING 10-26 16:13:52 _custom_ops.py:19] Failed to import from vllm._C with "
                "ModuleNotFoundError(\"No module named 'vllm._C'\")")
-    named = "OSError: foo/bar is not a local folder and is not a valid model identifier listed on"
+    named = "ValueError: User-specified max_model_len (200000) is greater than the derived max_model_len"
     assert classify_lines([warning, named]).kind == "startup_failure"
 
 

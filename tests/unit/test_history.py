@@ -18,6 +18,7 @@ from chainlit_app.history import (
     make_data_layer,
     prepare_schema,
 )
+from chainlit_app.i18n import use_language
 
 
 def _columns(db: Path, table: str) -> set[str]:
@@ -157,3 +158,18 @@ async def test_chainlits_run_steps_are_not_stored_and_their_children_are_top_lev
     assert rows == [("a1", "assistant_message", None), ("q1", "assistant_message", None)]
     thread = await layer.get_thread("t1")
     assert thread is not None and sorted(s["output"] for s in thread["steps"]) == ["Paris.", "Welcome!"]
+
+
+async def test_a_thread_begun_with_a_button_is_named_by_its_label_not_its_action_id(tmp_path: Path) -> None:
+    """Chainlit names the thread after the first interaction: for the Diagnostics button, "open_diagnostics"."""
+    init_http_context()
+    url = database_url(tmp_path)
+    await prepare_schema(url)
+    layer = ChatHistoryLayer(url)
+    await layer.update_thread("t1", name="open_diagnostics")
+    with use_language("zh-CN"):
+        await layer.update_thread("t2", name="open_diagnostics")
+    await layer.update_thread("t3", name="What is the capital of France?")
+    with sqlite3.connect(tmp_path / "chat.db") as conn:
+        names = dict(conn.execute("SELECT id, name FROM threads").fetchall())
+    assert names == {"t1": "Diagnostics", "t2": "诊断", "t3": "What is the capital of France?"}

@@ -85,7 +85,7 @@ async def test_a_lock_that_stays_becomes_an_admin_finding(tmp_path: Path) -> Non
     init_http_context()
     url = database_url(tmp_path)
     await prepare_schema(url)
-    layer = ChatHistoryLayer(url, on_failure=report, retry=QUICK)
+    layer = ChatHistoryLayer(url, on_failure=report, retry=QUICK, on_recovered=monitor.observe_history_recovered)
     await layer.create_step(_step("0", "before"))
     holder = sqlite3.connect(tmp_path / "chat.db", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
@@ -102,3 +102,11 @@ async def test_a_lock_that_stays_becomes_an_admin_finding(tmp_path: Path) -> Non
     assert findings[0]["title"] == "Chat history could not be stored" and not findings[0]["resolved"]
     assert "secret question text" not in str(findings), "users' text stays out of the panel"
     assert findings[0]["hint"]
+
+    # The lock is gone: a read does not close the finding, the next write that lands does, and says the gap stays.
+    await layer.get_thread("t1")
+    assert not monitor.store.snapshot()[0]["resolved"]
+    await layer.create_step(_step("2", "after"))
+    [closed] = [f for f in monitor.store.snapshot() if f["kind"] == "history_write_failed"]
+    assert closed["resolved"] and "stay missing" in closed["resolved_reason"], closed
+    assert _outputs(tmp_path / "chat.db") == ["before", "after"]

@@ -13,6 +13,7 @@ from chainlit_app.testing import hooks
 README = PROJECT_ROOT / "README.md"
 PANEL = PROJECT_ROOT / "public" / "elements" / "DiagnosticsPanel.jsx"
 NOTICE = PROJECT_ROOT / "public" / "elements" / "ChatNotice.jsx"
+INPUT_GUARD = PROJECT_ROOT / "public" / "input_guard.js"  # Chainlit's custom_js: the composer's size alert
 
 
 def readme_ids() -> set[str]:
@@ -26,9 +27,14 @@ def readme_ids() -> set[str]:
     return ids
 
 
+def guard_ids() -> set[str]:
+    """The ids input_guard.js sets on the elements it draws (setAttribute("data-testid", "...") in plain JS)."""
+    return set(re.findall(r'setAttribute\("data-testid", "([a-z-]+)"\)', INPUT_GUARD.read_text(encoding="utf-8")))
+
+
 def drawn_ids() -> set[str]:
     jsx = PANEL.read_text(encoding="utf-8") + NOTICE.read_text(encoding="utf-8")
-    return set(re.findall(r'data-testid="([a-z-]+)"', jsx)) | set(CHAT_TEST_IDS)
+    return set(re.findall(r'data-testid="([a-z-]+)"', jsx)) | set(CHAT_TEST_IDS) | guard_ids()
 
 
 def test_every_drawn_id_is_listed_in_the_readme() -> None:
@@ -45,6 +51,8 @@ def test_ids_are_prefixed_by_where_they_are() -> None:
     panel = set(re.findall(r'data-testid="([a-z-]+)"', PANEL.read_text(encoding="utf-8")))
     assert panel and all(i.startswith("diag-") for i in panel), panel
     assert all(i.startswith("chat-") for i in CHAT_TEST_IDS)
+    guard = guard_ids()
+    assert guard == {"chat-input-too-large"}, guard
 
 
 def test_the_page_objects_use_only_listed_ids() -> None:
