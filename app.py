@@ -82,7 +82,8 @@ DATABASE_URL = database_url(SETTINGS.storage.data_dir)
 def data_layer() -> SQLAlchemyDataLayer:
     return make_data_layer(DATABASE_URL, on_failure=RUNTIME.monitor.observe_history_failure,
                            on_recovered=RUNTIME.monitor.observe_history_recovered,
-                           language=lambda: chat.session_language(RUNTIME))
+                           language=lambda: chat.session_language(RUNTIME),
+                           hold_writes=RUNTIME.requests_first.quiet)
 
 
 @cl.on_app_startup

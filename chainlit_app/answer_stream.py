@@ -92,10 +92,12 @@ class AnswerStream:
         """Every token received so far, whether or not the sink has been given it yet."""
         return "".join(self._pieces)
 
-    async def run(self, sink: Sink, on_first_token: Callable[[], None] = lambda: None) -> None:
-        """Stream the answer; `on_first_token` runs once, right after the first text reached the sink.
-        On an error or cancellation the stream is closed (so vLLM stops generating) and the error goes on;
-        `text` then holds what came before it."""
+    async def run(self, sink: Sink, on_first_token: Callable[[], None] = lambda: None,
+                  on_sent: Callable[[], Awaitable[object]] | None = None) -> None:
+        """Stream the answer; `on_sent` is awaited once the server has the request (before the first token
+        is read), `on_first_token` runs once, right after the first text reached the sink. On an error or
+        cancellation the stream is closed (so vLLM stops generating) and the error goes on; `text` then
+        holds what came before it."""
         with self._pace.streaming():
             stream: AsyncIterable[Chunk] | None = None
             try:
@@ -104,6 +106,8 @@ class AnswerStream:
                 if self._batching:
                     interval = self._pace.stream_interval(self._pace.expected_load(self._pace.active))
                 stream, interval = await self._open(interval)
+                if on_sent is not None:
+                    await on_sent()
                 await self._relay(stream, interval, started, sink, on_first_token)
             except BaseException:
                 await _close(stream)

@@ -46,6 +46,7 @@ from chainlit_app.notices import (
     remark,
 )
 from chainlit_app.remedy_notices import welcome_lines
+from chainlit_app.requests_first import Opening
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -189,28 +190,34 @@ async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
 
 
 async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) -> None:
-    cl.user_session.set("interacted", True)
+    opening = runtime.requests_first.begin()  # the history waits until this question's first token is shown
     try:
-        text = admit_text(message.content or "")  # the length first: an 8 MB paste costs one len()
-    except Refused as exc:
-        await say(str(exc))
-        return
-    if not text.strip():
-        await say(t("chat.empty_question"))
-        return
-    if text != message.content:  # shown, stored and asked: the same cleaned text
-        message.content = text
-        await message.update()
-    await _ask(runtime, text, is_admin)
+        cl.user_session.set("interacted", True)
+        try:
+            text = admit_text(message.content or "")  # the length first: an 8 MB paste costs one len()
+        except Refused as exc:
+            await say(str(exc))
+            return
+        if not text.strip():
+            await say(t("chat.empty_question"))
+            return
+        if text != message.content:  # shown, stored and asked: the same cleaned text
+            message.content = text
+            await message.update()
+        await _ask(runtime, text, is_admin, opening)
+    finally:
+        opening.done()
 
 
-async def _ask(runtime: Runtime, question: str, is_admin: bool) -> None:
+async def _ask(runtime: Runtime, question: str, is_admin: bool, opening: Opening | None = None) -> None:
     """Wait for the engine, then answer `question` in this session's conversation."""
+    if not runtime.is_ready() and opening is not None:
+        opening.done()  # waiting for the engine can take minutes: the history does not wait with it
     if not await _wait_for_engine(runtime, is_admin):
         return
     conversation = _conversation()
     conversation.add("user", question)
-    answer = await stream_answer(runtime, conversation, _params(), is_admin)
+    answer = await stream_answer(runtime, conversation, _params(), is_admin, opening)
     if answer is None:
         conversation.turns.pop()  # keep history consistent: the question can be asked again
     else:
@@ -218,8 +225,9 @@ async def _ask(runtime: Runtime, question: str, is_admin: bool) -> None:
 
 
 async def stream_answer(runtime: Runtime, conversation: Conversation, params: Params,
-                        is_admin: bool) -> str | None:
-    """Stream one answer into the chat; the text kept for history, or None when nothing came back."""
+                        is_admin: bool, opening: Opening | None = None) -> str | None:
+    """Stream one answer into the chat; the text kept for history, or None when nothing came back.
+    `opening` is done once the first token is on its way to the page (the history writes that waited go on)."""
     msg = cl.Message(content="", author=AUTHOR)
     saver = AnswerSaver(msg)  # shows the tokens and keeps the history up to date while they come
     try:
@@ -227,7 +235,18 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     except InputTooLong as exc:
         await say(str(exc))
         return None
-    hooks = await mark(msg, ANSWER, role=None)  # before its first token: the page knows it as the answer at once
+    hooks: list[cl.CustomElement] = []  # the answer's test hooks (notices.mark), sent once
+
+    async def marked() -> cl.CustomElement:
+        if not hooks:
+            hooks.append(await mark(msg, ANSWER, role=None))
+        return hooks[0]
+
+    async def request_sent() -> None:
+        """The server has the question: the page learns before the first token that this is the answer
+        (sent after the request, which is what a burst of questions waits for)."""
+        await marked()
+
     started = time.monotonic()
     request = AnswerRequest(
         runtime.served_model_name, params, fitted,
@@ -236,7 +255,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     answer = AnswerStream(request, lambda body: open_chat_stream(runtime.client(), body), runtime.pace,
                           batching=runtime.settings.chat.stream_batching)
     try:
-        await answer.run(saver)
+        await answer.run(saver, on_sent=request_sent, on_first_token=opening.done if opening else lambda: None)
         await saver.settle()
         finish_reason, completion_tokens = answer.finish_reason, answer.completion_tokens
         # the monitor judges the text as the model sent it (control characters are evidence)
@@ -248,7 +267,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             if is_admin:
                 msg.content = with_note(msg.content, note("see_panel"))
             await msg.send()
-            await remark(hooks, msg, role="alert", attributes={"failure": str(Kind.EMPTY_OUTPUT), "done": "yes"})
+            await remark(await marked(), msg, role="alert",
+                         attributes={"failure": str(Kind.EMPTY_OUTPUT), "done": "yes"})
             log.warning("empty answer (finish_reason=%s, tokens=%s)", finish_reason, completion_tokens)
             return None
         text = msg.content  # what the model wrote, for the conversation; the notes below are for the reader
@@ -262,7 +282,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             msg.content = with_note(msg.content, trimmed_note(answer.sent.dropped_turns, runtime.context_length(),
                                                               answer.refused_as_too_long, answer.sent.max_tokens))
         await msg.send()
-        await remark(hooks, msg, attributes={"done": "yes"})
+        await remark(await marked(), msg, attributes={"done": "yes"})
         log.info("answer: %d chars in %.2f s", len(text), time.monotonic() - started)
         return text
     except asyncio.CancelledError:
@@ -274,7 +294,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
         else:
             conversation.turns.pop()
         await msg.send()
-        await remark(hooks, msg, attributes={"stopped": "yes", "done": "yes"})
+        await remark(await marked(), msg, attributes={"stopped": "yes", "done": "yes"})
         raise
     except Exception as exc:  # every failure becomes a short message, never a traceback
         await saver.settle()
@@ -290,7 +310,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
             msg.content = with_note(partial, note("interrupted", reason=explanation))
             msg.actions = retry
             await msg.send()
-            await remark(hooks, msg, role="alert", attributes={"failure": kind, "interrupted": "yes", "done": "yes"})
+            await remark(await marked(), msg, role="alert",
+                         attributes={"failure": kind, "interrupted": "yes", "done": "yes"})
             return partial
         await notice(t("chat.failure", explanation=explanation), FAILURE, role="alert", attributes={"kind": kind},
                      actions=retry)

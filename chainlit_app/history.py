@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+from chainlit.user import PersistedUser
 from sqlalchemy import Boolean, Column, Integer, MetaData, Table, Text, event, inspect, text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
@@ -20,7 +21,8 @@ from sqlalchemy.schema import CreateColumn
 from chainlit_app import i18n
 from chainlit_app.cleaning import clean_value
 from chainlit_app.conversation import without_notes
-from chainlit_app.history_batch import Result, Statement, WriteBatcher, is_write
+from chainlit_app.history_batch import Hold, Result, Statement, WriteBatcher, is_write
+from chainlit_app.history_threads import ensure_thread, name_thread
 from chainlit_app.history_writes import (
     DEFAULT_RETRY,
     OnFailure,
@@ -144,12 +146,13 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
     Every value is cleaned before it is stored (`cleaning.clean_value`: lone surrogates break SQLite's
     driver, NUL breaks PostgreSQL), a locked database is retried with backoff and a failure that stays is
     reported (`history_writes`), and so is the first write that succeeds after it (`on_recovered`: the admin's
-    finding can then say the gap is behind us); Chainlit's run steps are not stored, and `create_step` does not look up,
-    in a transaction of its own, a thread this process has already written."""
+    finding can then say the gap is behind us); Chainlit's run steps are not stored, and a new thread is
+    created and named without reading it or its user first (`history_threads`; a user's identifier is
+    remembered)."""
 
     def __init__(self, conninfo: str, on_failure: OnFailure | None = None,
                  retry: RetryPolicy = DEFAULT_RETRY, on_recovered: OnRecovered | None = None,
-                 language: Callable[[], i18n.Language] | None = None) -> None:
+                 language: Callable[[], i18n.Language] | None = None, hold_writes: Hold | None = None) -> None:
         sqlite = conninfo.startswith("sqlite")
         super().__init__(conninfo=conninfo, connect_args={"timeout": retry.sqlite_busy_timeout} if sqlite else None)
         self.on_failure = on_failure
@@ -158,8 +161,9 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         self._failing = False  # a failure was reported and no write has succeeded since
         self.retry = retry
         self._written_threads: set[str] = set()
+        self._user_identifiers: dict[str, str] = {}  # user id -> identifier (a user row's never change)
         self._run_steps: dict[str, None] = {}  # ids of the run steps not stored, oldest first
-        self.writes = WriteBatcher(self._run_many, self._run_one)
+        self.writes = WriteBatcher(self._run_many, self._run_one, hold=hold_writes)
         if sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_write_ahead_log)
 
@@ -252,15 +256,34 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         metadata: dict[str, Any] | None = None,
         tags: list[str] | None = None,
     ) -> None:
-        if thread_id in self._written_threads and name is None and user_id is None and metadata is None \
-                and tags is None:
-            return  # create_step only makes sure the thread exists
         if name in BUTTON_THREAD_NAMES:
             with i18n.use_language(self.language() if self.language else i18n.current()):
                 name = i18n.t(BUTTON_THREAD_NAMES[name])
-        await super().update_thread(thread_id, name=clean_value(name), user_id=user_id, metadata=clean_value(metadata),
-                                    tags=clean_value(tags))
+        if metadata is None and tags is None and (name is not None or user_id is None):
+            if name is None:  # create_step only makes sure the thread exists
+                if thread_id not in self._written_threads:
+                    await self.execute_sql(*ensure_thread(thread_id, await self.get_current_timestamp()))
+                    self._written_threads.add(thread_id)
+                return
+            identifier = await self._get_user_identifer_by_id(user_id) if user_id else None
+            await self.execute_sql(*name_thread(thread_id, await self.get_current_timestamp(), clean_value(name),
+                                                user_id, identifier))
+        else:
+            await super().update_thread(thread_id, name=clean_value(name), user_id=user_id,
+                                        metadata=clean_value(metadata), tags=clean_value(tags))
         self._written_threads.add(thread_id)
+
+    async def get_user(self, identifier: str) -> PersistedUser | None:
+        user = await super().get_user(identifier)
+        if user is not None:
+            self._user_identifiers[user.id] = user.identifier
+        return user
+
+    async def _get_user_identifer_by_id(self, user_id: str) -> str:  # Chainlit's spelling
+        known = self._user_identifiers.get(user_id)
+        if known is None:
+            known = self._user_identifiers[user_id] = await super()._get_user_identifer_by_id(user_id)
+        return known
 
     async def delete_thread(self, thread_id: str) -> None:
         self._written_threads.discard(thread_id)
@@ -268,8 +291,10 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
 
 
 def make_data_layer(url: str, on_failure: OnFailure | None = None, on_recovered: OnRecovered | None = None,
-                    language: Callable[[], i18n.Language] | None = None) -> SQLAlchemyDataLayer:
-    return ChatHistoryLayer(conninfo=url, on_failure=on_failure, on_recovered=on_recovered, language=language)
+                    language: Callable[[], i18n.Language] | None = None,
+                    hold_writes: Hold | None = None) -> SQLAlchemyDataLayer:
+    return ChatHistoryLayer(conninfo=url, on_failure=on_failure, on_recovered=on_recovered, language=language,
+                            hold_writes=hold_writes)
 
 
 def conversation_turns(steps: list[dict[str, Any]], assistant_author: str) -> list[dict[str, str]]:

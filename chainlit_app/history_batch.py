@@ -7,8 +7,10 @@ writers that wait for each other's lock. Here a write joins a queue; one writer 
 and runs it in one transaction, in order, and each caller's `await` returns once its own statement is
 committed (so a saved answer is stored when `await` returns, as before). A failed batch is run again one
 statement at a time, so each failure is retried and reported on its own and the rest is still stored.
-A read first waits for the writes queued before it, so it sees them. A batch waits 20 ms for company:
-questions that arrive together get their requests out before their history is written.
+A read first waits for the writes queued before it, so it sees them. A batch waits 20 ms for company,
+and then, when given a `hold`, until the questions that arrived have had their first token shown
+(`requests_first`): questions that arrive together get their requests out and their first tokens
+shown before their history is written.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ Statement = tuple[str, dict[Any, Any]]
 Result = list[dict[str, Any]] | int | None
 RunMany = Callable[[list[Statement]], Awaitable[list[Result]]]  # all in one transaction, or raise
 RunOne = Callable[[Statement], Awaitable[Result]]  # with its own retries and failure report; never raises
+Hold = Callable[[], Awaitable[None]]  # returns when the batch may run (bounded by its owner)
 
 MAX_BATCH = 200  # statements per transaction
 WINDOW_SECONDS = 0.02  # writes wait this long for company: questions arriving together send their requests first
@@ -42,9 +45,11 @@ class _Pending:
 class WriteBatcher:
     """One writer per data layer; `submit` from any coroutine of the loop."""
 
-    def __init__(self, run_many: RunMany, run_one: RunOne, window: float = WINDOW_SECONDS) -> None:
+    def __init__(self, run_many: RunMany, run_one: RunOne, window: float = WINDOW_SECONDS,
+                 hold: Hold | None = None) -> None:
         self._run_many = run_many
         self._window = window
+        self._hold = hold
         self._run_one = run_one
         self._queue: list[_Pending] = []
         self._writer: asyncio.Task[None] | None = None
@@ -79,6 +84,8 @@ class WriteBatcher:
     async def _drain_queue(self) -> None:
         while self._queue:
             await asyncio.sleep(self._window)  # the writes made meanwhile join the batch
+            if self._hold is not None:
+                await self._hold()
             batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
             self.batches += 1
             self.statements += len(batch)

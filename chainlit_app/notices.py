@@ -32,6 +32,10 @@ CHAT_TEST_IDS: Final = (ANSWER, WELCOME, STARTUP, DEMO_NOTICE, FAILURE, RETRY, R
                         OPEN_DIAGNOSTICS, AUTO_FIX)
 
 Role = Literal["status", "alert", "note"]
+# The element's content is its props, sent with it. Without a URL Chainlit writes an updatable element's
+# content to a file in the session's folder at every send (a thread hop per write: two per answer, which a
+# burst of questions waited for); this URL is never fetched (ChatNotice.jsx reads only the props).
+_NO_FILE: Final = "data:application/json,{}"
 
 
 def action_id(testid: str) -> str:
@@ -43,7 +47,7 @@ async def mark(message: cl.Message, testid: str, role: Role | None = "status",
                attributes: dict[str, str] | None = None) -> cl.CustomElement:
     """Put the hooks on a message (sent before or after it; its buttons are found by the ids `action_id`
     made). Returns the element, for `remark`."""
-    element = cl.CustomElement(name=NOTICE_ELEMENT, display="inline", props={
+    element = cl.CustomElement(name=NOTICE_ELEMENT, display="inline", url=_NO_FILE, props={
         "testid": testid, "role": role, "attributes": attributes or {}, "buttons": _buttons(message)})
     await element.send(for_id=message.id, persist=False)
     return element

@@ -123,6 +123,21 @@ async def test_the_recorded_answer_arrives_whole_with_its_end_reason_and_token_c
     assert not source.closed, "a finished stream needs no abort"
 
 
+async def test_on_sent_runs_once_the_server_has_the_request_and_before_the_first_token() -> None:
+    """The chat sends the answer's hooks and lets the history write here, after the one thing a burst of
+    questions waits for (the request), before the page's first token."""
+    pace, seen = StreamPace(), list[dict[str, Any]]()
+    sink, events = Sink(pace), list[str]()
+
+    async def sent() -> None:
+        events.append(f"sent after {len(seen)} request(s), {len(sink.calls)} sink call(s)")
+
+    answer = AnswerStream(_request(), lambda body: open_chat_stream(_server([None], seen), body), pace)
+    await answer.run(sink, on_sent=sent)
+    assert events == ["sent after 1 request(s), 0 sink call(s)"]
+    assert "".join(sink.calls) == TEXT
+
+
 async def test_tokens_faster_than_the_screen_are_coalesced_and_the_first_is_never_held() -> None:
     pace, source = StreamPace(), RecordedSource()
     sink = Sink(pace)
