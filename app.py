@@ -82,8 +82,7 @@ DATABASE_URL = database_url(SETTINGS.storage.data_dir)
 def data_layer() -> SQLAlchemyDataLayer:
     return make_data_layer(DATABASE_URL, on_failure=RUNTIME.monitor.observe_history_failure,
                            on_recovered=RUNTIME.monitor.observe_history_recovered,
-                           language=lambda: chat.session_language(RUNTIME),
-                           hold_writes=RUNTIME.requests_first.quiet)
+                           language=lambda: chat.session_language(RUNTIME))
 
 
 @cl.on_app_startup

@@ -46,7 +46,6 @@ from chainlit_app.notices import (
     remark,
 )
 from chainlit_app.remedy_notices import welcome_lines
-from chainlit_app.requests_first import Opening
 from chainlit_app.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -190,34 +189,28 @@ async def _wait_for_engine(runtime: Runtime, is_admin: bool) -> bool:
 
 
 async def handle_message(runtime: Runtime, message: cl.Message, is_admin: bool) -> None:
-    opening = runtime.requests_first.begin()  # the history waits until this question's first token is shown
+    cl.user_session.set("interacted", True)
     try:
-        cl.user_session.set("interacted", True)
-        try:
-            text = admit_text(message.content or "")  # the length first: an 8 MB paste costs one len()
-        except Refused as exc:
-            await say(str(exc))
-            return
-        if not text.strip():
-            await say(t("chat.empty_question"))
-            return
-        if text != message.content:  # shown, stored and asked: the same cleaned text
-            message.content = text
-            await message.update()
-        await _ask(runtime, text, is_admin, opening)
-    finally:
-        opening.done()
+        text = admit_text(message.content or "")  # the length first: an 8 MB paste costs one len()
+    except Refused as exc:
+        await say(str(exc))
+        return
+    if not text.strip():
+        await say(t("chat.empty_question"))
+        return
+    if text != message.content:  # shown, stored and asked: the same cleaned text
+        message.content = text
+        await message.update()
+    await _ask(runtime, text, is_admin)
 
 
-async def _ask(runtime: Runtime, question: str, is_admin: bool, opening: Opening | None = None) -> None:
+async def _ask(runtime: Runtime, question: str, is_admin: bool) -> None:
     """Wait for the engine, then answer `question` in this session's conversation."""
-    if not runtime.is_ready() and opening is not None:
-        opening.done()  # waiting for the engine can take minutes: the history does not wait with it
     if not await _wait_for_engine(runtime, is_admin):
         return
     conversation = _conversation()
     conversation.add("user", question)
-    answer = await stream_answer(runtime, conversation, _params(), is_admin, opening)
+    answer = await stream_answer(runtime, conversation, _params(), is_admin)
     if answer is None:
         conversation.turns.pop()  # keep history consistent: the question can be asked again
     else:
@@ -225,9 +218,8 @@ async def _ask(runtime: Runtime, question: str, is_admin: bool, opening: Opening
 
 
 async def stream_answer(runtime: Runtime, conversation: Conversation, params: Params,
-                        is_admin: bool, opening: Opening | None = None) -> str | None:
-    """Stream one answer into the chat; the text kept for history, or None when nothing came back.
-    `opening` is done once the first token is on its way to the page (the history writes that waited go on)."""
+                        is_admin: bool) -> str | None:
+    """Stream one answer into the chat; the text kept for history, or None when nothing came back."""
     msg = cl.Message(content="", author=AUTHOR)
     saver = AnswerSaver(msg)  # shows the tokens and keeps the history up to date while they come
     try:
@@ -255,7 +247,7 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
     answer = AnswerStream(request, lambda body: open_chat_stream(runtime.client(), body), runtime.pace,
                           batching=runtime.settings.chat.stream_batching)
     try:
-        await answer.run(saver, on_sent=request_sent, on_first_token=opening.done if opening else lambda: None)
+        await answer.run(saver, on_sent=request_sent)
         await saver.settle()
         finish_reason, completion_tokens = answer.finish_reason, answer.completion_tokens
         # the monitor judges the text as the model sent it (control characters are evidence)

@@ -21,7 +21,7 @@ from sqlalchemy.schema import CreateColumn
 from chainlit_app import i18n
 from chainlit_app.cleaning import clean_value
 from chainlit_app.conversation import without_notes
-from chainlit_app.history_batch import Hold, Result, Statement, WriteBatcher, is_write
+from chainlit_app.history_batch import Result, Statement, WriteBatcher, is_write
 from chainlit_app.history_threads import ensure_thread, name_thread
 from chainlit_app.history_writes import (
     DEFAULT_RETRY,
@@ -152,7 +152,7 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
 
     def __init__(self, conninfo: str, on_failure: OnFailure | None = None,
                  retry: RetryPolicy = DEFAULT_RETRY, on_recovered: OnRecovered | None = None,
-                 language: Callable[[], i18n.Language] | None = None, hold_writes: Hold | None = None) -> None:
+                 language: Callable[[], i18n.Language] | None = None) -> None:
         sqlite = conninfo.startswith("sqlite")
         super().__init__(conninfo=conninfo, connect_args={"timeout": retry.sqlite_busy_timeout} if sqlite else None)
         self.on_failure = on_failure
@@ -163,7 +163,7 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
         self._written_threads: set[str] = set()
         self._user_identifiers: dict[str, str] = {}  # user id -> identifier (a user row's never change)
         self._run_steps: dict[str, None] = {}  # ids of the run steps not stored, oldest first
-        self.writes = WriteBatcher(self._run_many, self._run_one, hold=hold_writes)
+        self.writes = WriteBatcher(self._run_many, self._run_one)
         if sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_write_ahead_log)
 
@@ -291,10 +291,8 @@ class ChatHistoryLayer(SQLAlchemyDataLayer):
 
 
 def make_data_layer(url: str, on_failure: OnFailure | None = None, on_recovered: OnRecovered | None = None,
-                    language: Callable[[], i18n.Language] | None = None,
-                    hold_writes: Hold | None = None) -> SQLAlchemyDataLayer:
-    return ChatHistoryLayer(conninfo=url, on_failure=on_failure, on_recovered=on_recovered, language=language,
-                            hold_writes=hold_writes)
+                    language: Callable[[], i18n.Language] | None = None) -> SQLAlchemyDataLayer:
+    return ChatHistoryLayer(conninfo=url, on_failure=on_failure, on_recovered=on_recovered, language=language)
 
 
 def conversation_turns(steps: list[dict[str, Any]], assistant_author: str) -> list[dict[str, str]]:

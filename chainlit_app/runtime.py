@@ -15,7 +15,6 @@ from chainlit_app.monitor import Monitor
 from chainlit_app.pacing import StreamPace
 from chainlit_app.private_files import secure_storage
 from chainlit_app.remedy_desk import RemedyDesk
-from chainlit_app.requests_first import RequestsFirst
 from chainlit_app.settings import Settings
 
 if TYPE_CHECKING:
@@ -47,7 +46,6 @@ class Runtime:
         # The key of the current launch is masked as a literal in the app's log, as in the panel.
         applog.mask_also("engine api key", self.monitor.secrets)
         self.pace = StreamPace()  # the answers' token rates under load: how many tokens per chunk to ask for
-        self.requests_first = RequestsFirst()  # history writes wait for questions without a first token
         self.remedies = RemedyDesk(self)  # apply/undo from the panel, and CHAT_AUTO_REMEDY=safe
 
     # -- lifecycle --------------------------------------------------------------------------------
