@@ -30,7 +30,7 @@ from chainlit.config import config as chainlit_config  # noqa: E402
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer  # noqa: E402
 from chainlit.types import ThreadDict  # noqa: E402
 
-from chainlit_app import chat, panel, remedy_notices, remedy_routes  # noqa: E402
+from chainlit_app import chat, notices, panel, remedy_notices, remedy_routes  # noqa: E402
 from chainlit_app.auth import (  # noqa: E402
     announce_login,
     current_user_is_admin,
@@ -122,13 +122,13 @@ async def on_chat_resume(thread: ThreadDict) -> None:
         await panel.offer_panel()
 
 
-@cl.action_callback(chat.RETRY_ACTION)
+@cl.action_callback(notices.RETRY_ACTION)
 async def on_retry(action: cl.Action) -> None:
     chat.apply_language(RUNTIME)
     await chat.retry(RUNTIME, action.payload, current_user_is_admin())
 
 
-@cl.action_callback("open_diagnostics")
+@cl.action_callback(notices.OPEN_DIAGNOSTICS_ACTION)
 async def on_open_diagnostics(_action: cl.Action) -> None:
     chat.apply_language(RUNTIME)
     if current_user_is_admin():

@@ -37,6 +37,7 @@ from chainlit_app.notices import (
     FAILURE,
     INPUT_REFUSED,
     RETRY,
+    RETRY_ACTION,
     RETRYING,
     STARTUP,
     WELCOME,
@@ -53,7 +54,6 @@ log = logging.getLogger(__name__)
 CONVERSATION = "conversation"
 PARAMS = "params"
 AUTHOR = "Assistant"
-RETRY_ACTION = "retry_question"
 
 
 def session_language(runtime: Runtime) -> Language:

@@ -32,12 +32,13 @@ from chainlit_app.history_writes import (
     report_failure,
     with_retry,
 )
+from chainlit_app.notices import OPEN_DIAGNOSTICS_ACTION, RETRY_ACTION
 from chainlit_app.private_files import open_private, private_dir
 
 log = logging.getLogger(__name__)
 # Chainlit names a thread after its first interaction, and a button's is the action's id: a thread the admin
 # began with the Diagnostics button was listed as "open_diagnostics". The button's label is shown instead.
-BUTTON_THREAD_NAMES = {"open_diagnostics": "panel.action", "retry_question": "chat.retry_label"}
+BUTTON_THREAD_NAMES = {OPEN_DIAGNOSTICS_ACTION: "panel.action", RETRY_ACTION: "chat.retry_label"}
 
 _ID = Text().with_variant(UUID(as_uuid=False), "postgresql")
 _JSON = Text().with_variant(JSONB(), "postgresql")

@@ -31,6 +31,11 @@ AUTO_FIX: Final = "chat-auto-fix"
 CHAT_TEST_IDS: Final = (ANSWER, WELCOME, STARTUP, DEMO_NOTICE, FAILURE, RETRY, RETRYING, INPUT_REFUSED, ADMIN_ONLY,
                         OPEN_DIAGNOSTICS, AUTO_FIX)
 
+# The app's buttons, as Chainlit names actions: their callbacks (app.py) and the name a thread begun with
+# one of them gets in the history (history.py).
+OPEN_DIAGNOSTICS_ACTION: Final = "open_diagnostics"
+RETRY_ACTION: Final = "retry_question"
+
 Role = Literal["status", "alert", "note"]
 # The element's content is its props, sent with it. Without a URL Chainlit writes an updatable element's
 # content to a file in the session's folder at every send (a thread hop per write: two per answer, which a

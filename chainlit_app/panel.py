@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from chainlit_app import i18n
 from chainlit_app.auth import is_admin
 from chainlit_app.diagnostics.redact import redact_tree
-from chainlit_app.notices import OPEN_DIAGNOSTICS, action_id
+from chainlit_app.notices import OPEN_DIAGNOSTICS, OPEN_DIAGNOSTICS_ACTION, action_id
 from chainlit_app.runtime import Runtime
 
 PANEL_ELEMENT = "DiagnosticsPanel"
@@ -124,7 +124,7 @@ def is_command(command: str | None) -> bool:
 
 
 def open_action() -> cl.Action:
-    return cl.Action(name="open_diagnostics", payload={}, label=i18n.t("panel.action"), icon="activity",
+    return cl.Action(name=OPEN_DIAGNOSTICS_ACTION, payload={}, label=i18n.t("panel.action"), icon="activity",
                      tooltip=i18n.t("panel.action_tooltip"), id=action_id(OPEN_DIAGNOSTICS))
 
 
