@@ -10,9 +10,7 @@ changes only the columns given, and it joins the batched writes (`history_batch`
 
 from __future__ import annotations
 
-from typing import Any
-
-Statement = tuple[str, dict[str, Any]]
+from chainlit_app.history_batch import Statement
 
 
 def ensure_thread(thread_id: str, created_at: str) -> Statement:
