@@ -6,8 +6,9 @@ the server answers. A failure (error, timeout, empty answer) while `/health` is 
 updated at each failed probe and resolved by the first probe that succeeds. A 4xx is not a failure of the
 engine: the server answered and refused the request (no chat template, a wrong model name or key), which the
 chat and the log name as their own kind and which no restart mends; it proves the server answers (it ends a
-degraded episode) and is kept as the last result. A probe that was in flight while the engine restarted or its
-/health failed says nothing of the new launch and is dropped.
+degraded episode) and is kept as the last result. A probe that was in flight while the engine stopped, restarted
+or failed /health says nothing of the launch that answers next and is dropped; none is sent until the engine is
+ready again (a remedy's or an admin's restart refuses connections for a while, which is not a fault).
 After `restart_after` failed probes in a row the owner of the process (a spawned engine) may restart it; an
 attached one is only reported.
 No Chainlit here.
@@ -74,7 +75,8 @@ class CompletionProbe:
         self._last_probe = -math.inf
         self._due_now = False
         self._health_ok_since: float | None = None  # wall clock
-        self._launch = 0  # counts starts and /health failures: a probe begun under another is stale
+        self._launch = 0  # counts starts, stops and /health failures: a probe begun under another is stale
+        self._serving = True  # False from note_stopped to the next note_started (unknown at first: /health decides)
 
     @property
     def degraded(self) -> bool:
@@ -90,6 +92,14 @@ class CompletionProbe:
         self._due_now = True
         self._restart_asked = False
         self._launch += 1
+        self._serving = True
+
+    def note_stopped(self) -> None:
+        """The engine left the ready state (stopping, restarting, crashed): a probe in flight is stale, and none
+        is due until it is ready again. Called when the state changes, before the process is signalled."""
+        self._launch += 1
+        self._serving = False
+        self._health_ok_since = None
 
     def note_health(self, ok: bool) -> None:
         if not ok:
@@ -102,7 +112,7 @@ class CompletionProbe:
     def due(self) -> bool:
         """Probe only an engine whose /health is OK (otherwise the state says enough), after a start, or
         when neither a chat request nor a probe ran for `interval` seconds."""
-        if self.interval <= 0 or self._health_ok_since is None:
+        if self.interval <= 0 or not self._serving or self._health_ok_since is None:
             return False
         if self._due_now:
             return True

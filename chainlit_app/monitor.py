@@ -145,6 +145,8 @@ class Monitor:
             self._settle_log()
         if status.state in (EngineState.READY, EngineState.ATTACHED):
             self.completion.note_started()
+        elif previous in (EngineState.READY, EngineState.ATTACHED):
+            self.completion.note_stopped()
         if status.state == EngineState.READY and status.restarts > 0:
             self.store.resolve_all(Msg("resolved.restarted", restarts=status.restarts))
 

@@ -148,6 +148,32 @@ async def test_a_refusal_ends_a_degraded_episode_and_a_stale_probe_is_dropped(en
     assert not probe.degraded and not _open(store), "a probe of the old launch counted against the new one"
 
 
+async def test_a_probe_cut_by_a_deliberate_restart_is_dropped_and_none_runs_until_ready(
+        engine: type[Engine], tmp_path: Path) -> None:
+    """The CI failure of test_remedy_chat_template: a probe sent just before a remedy's restart got the old
+    launch's refused connection while the last /health poll still said OK, and the engine was shown `degraded`
+    after the undo. The supervisor's STOPPING state, through the monitor's status listener, drops it."""
+    runtime = Runtime(settings_for_tests(mode="spawn", data_dir=tmp_path))
+    monitor, probe = runtime.monitor, runtime.monitor.completion
+    monitor.on_engine_status(EngineStatus(state=EngineState.READY))
+    probe.note_health(True)
+    with serving(engine) as url:
+        engine.mode = "hang"
+        in_flight = asyncio.create_task(probe.probe(url, "key", "demo"))
+        await asyncio.sleep(0.2)
+        monitor.on_engine_status(EngineStatus(state=EngineState.STOPPING))  # before the process is signalled
+        engine.mode = "error"  # what the stopping launch answers the probe in flight
+        engine.release.set()
+        assert not (await in_flight).ok
+    assert not probe.degraded and not _open(monitor.store), "a probe cut by a restart counted as a fault"
+    assert not probe.due(), "probed a stopping engine"
+    probe.note_health(True)  # a late poll of the old launch says nothing of the next one
+    assert not probe.due()
+    monitor.on_engine_status(EngineStatus(state=EngineState.READY, restarts=1))
+    probe.note_health(True)
+    assert probe.due()
+
+
 async def _never_restart() -> None:
     raise AssertionError("a refusal asked for a restart")
 
