@@ -45,6 +45,7 @@ from chainlit_app.i18n import t  # noqa: E402
 from chainlit_app.notices import ADMIN_ONLY  # noqa: E402
 from chainlit_app.origins import OriginPolicy  # noqa: E402
 from chainlit_app.private_files import private_dir  # noqa: E402
+from chainlit_app.session_language import apply_language, session_language  # noqa: E402
 from chainlit_app.sessions import install_session_checks  # noqa: E402
 from chainlit_app.throttle import LoginThrottle  # noqa: E402
 from chainlit_app.users import UserDirectory  # noqa: E402
@@ -82,7 +83,7 @@ DATABASE_URL = database_url(SETTINGS.storage.data_dir)
 def data_layer() -> SQLAlchemyDataLayer:
     return make_data_layer(DATABASE_URL, on_failure=RUNTIME.monitor.observe_history_failure,
                            on_recovered=RUNTIME.monitor.observe_history_recovered,
-                           language=lambda: chat.session_language(RUNTIME))
+                           language=lambda: session_language(RUNTIME))
 
 
 @cl.on_app_startup
@@ -105,7 +106,7 @@ async def on_login(username: str, password: str) -> cl.User | None:
 
 @cl.on_chat_start
 async def on_chat_start() -> None:
-    chat.apply_language(RUNTIME)
+    apply_language(RUNTIME)
     if current_user_is_admin():
         await panel.offer_panel()
         await chat.start_chat(RUNTIME, actions=[panel.open_action()], is_admin=True)
@@ -115,7 +116,7 @@ async def on_chat_start() -> None:
 
 @cl.on_chat_resume
 async def on_chat_resume(thread: ThreadDict) -> None:
-    chat.apply_language(RUNTIME)
+    apply_language(RUNTIME)
     steps: list[dict[str, Any]] = [dict(step) for step in thread.get("steps", [])]
     chat.resume_chat(RUNTIME, conversation_turns(steps, chat.AUTHOR))
     if current_user_is_admin():
@@ -124,26 +125,26 @@ async def on_chat_resume(thread: ThreadDict) -> None:
 
 @cl.action_callback(notices.RETRY_ACTION)
 async def on_retry(action: cl.Action) -> None:
-    chat.apply_language(RUNTIME)
+    apply_language(RUNTIME)
     await chat.retry(RUNTIME, action.payload, current_user_is_admin())
 
 
 @cl.action_callback(notices.OPEN_DIAGNOSTICS_ACTION)
 async def on_open_diagnostics(_action: cl.Action) -> None:
-    chat.apply_language(RUNTIME)
+    apply_language(RUNTIME)
     if current_user_is_admin():
         await panel.open_panel()
 
 
 @cl.on_settings_update
 async def on_settings_update(values: dict[str, Any]) -> None:
-    chat.apply_language(RUNTIME)
+    apply_language(RUNTIME)
     chat.update_settings(RUNTIME, values)
 
 
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
-    chat.apply_language(RUNTIME)
+    apply_language(RUNTIME)
     admin = current_user_is_admin()
     if panel.is_command(message.command) or message.content.strip().lower() in ("/diagnostics", "/diag"):
         await (panel.open_panel() if admin else chat.say(t("chat.admins_only"), ADMIN_ONLY))

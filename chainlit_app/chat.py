@@ -9,7 +9,6 @@ from dataclasses import asdict
 from typing import Any
 
 import chainlit as cl
-from chainlit.context import ChainlitContextException
 from chainlit.input_widget import Slider, TextInput
 
 from chainlit_app.answer_saving import AnswerSaver
@@ -30,7 +29,7 @@ from chainlit_app.engine.logfiles import phase_only
 from chainlit_app.engine.status import EngineState
 from chainlit_app.engine.stream import open_chat_stream
 from chainlit_app.failures import explain, failure_kind
-from chainlit_app.i18n import Language, choose, localize, set_language, t
+from chainlit_app.i18n import localize, t
 from chainlit_app.notices import (
     ANSWER,
     DEMO_NOTICE,
@@ -54,21 +53,6 @@ log = logging.getLogger(__name__)
 CONVERSATION = "conversation"
 PARAMS = "params"
 AUTHOR = "Assistant"
-
-
-def session_language(runtime: Runtime) -> Language:
-    """The session's language: CHAT_LANGUAGE, else the browser's (Accept-Language); outside a session (a
-    data-layer call from a request of its own), CHAT_LANGUAGE or English."""
-    try:
-        browser = getattr(cl.context.session, "language", None)
-    except ChainlitContextException:
-        browser = None
-    return choose(runtime.settings.chat.language, browser)
-
-
-def apply_language(runtime: Runtime) -> None:
-    """Speak the session's language in this hook."""
-    set_language(session_language(runtime))
 
 
 def default_params(runtime: Runtime) -> Params:

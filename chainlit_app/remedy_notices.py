@@ -11,11 +11,12 @@ from chainlit.session import WebsocketSession, ws_sessions_id
 
 from chainlit_app.auth import is_admin
 from chainlit_app.diagnostics.redact import redact
-from chainlit_app.i18n import choose, localize, set_language, t
+from chainlit_app.i18n import localize, t
 from chainlit_app.notices import AUTO_FIX
 from chainlit_app.notices import notice as send_notice
 from chainlit_app.remedy_desk import Notice
 from chainlit_app.runtime import Runtime
+from chainlit_app.session_language import apply_language
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ def tell_open_sessions(runtime: Runtime) -> None:
                 continue
             try:
                 init_ws_context(session)
-                set_language(choose(runtime.settings.chat.language, getattr(session, "language", None)))
+                apply_language(runtime)  # the context is the session's now
                 text = notice_text(runtime, notice, is_admin(session.user))
                 await send_notice(text, AUTO_FIX, role="alert" if notice.state == "failed" else "status",
                                   attributes={"state": notice.state})
