@@ -124,7 +124,8 @@ def test_chinese_browser_sees_chinese_from_start_to_a_named_fault(starting_app: 
         assert chinese["language"] == "zh-CN" and english["language"] == "en" and by_browser["language"] == "zh-CN"
         assert (zh["id"], zh["kind"], zh["rule"], zh["basis"], zh["source"]) == (
             en["id"], en["kind"], en["rule"], en["basis"], en["source"])
-        assert zh["title"] == "模型名称不存在（404）" and en["title"] == "Model name not served (404)"
+        assert zh["title"] == "找不到模型：模型名称不存在（404）或路径不存在" \
+            and en["title"] == "Model not found: name not served (404) or path missing"
         assert CJK.search(zh["hint"]) and "--served-model-name" in zh["hint"]
         assert all(CJK.search(step) for step in zh["fix"]) and not CJK.search(" ".join(en["fix"]))
         assert [e["text"] for e in zh["evidence"]] == [e["text"] for e in en["evidence"]]  # log lines as written
@@ -132,7 +133,7 @@ def test_chinese_browser_sees_chinese_from_start_to_a_named_fault(starting_app: 
         DiagnosticsPanel(page).open()
         card = page.locator(".diag-finding[data-kind=model_not_found]", has_text=MISSING_MODEL).first
         card.wait_for(timeout=15_000)
-        expect(card).to_contain_text("模型名称不存在（404）")
+        expect(card).to_contain_text("找不到模型：模型名称不存在（404）或路径不存在")
         expect(card).to_contain_text(zh["fix"][0])
         expect(card).to_contain_text("does not exist")  # vLLM's own line, untranslated
         expect(card).to_contain_text("判定依据：")
@@ -158,7 +159,7 @@ def test_english_browser_still_sees_english(starting_app: AppServer, browser: Br
         page.wait_for_selector("#diagnostics-panel", timeout=30_000)
         card = page.locator(".diag-finding[data-kind=model_not_found]").first
         card.wait_for(timeout=15_000)
-        expect(card).to_contain_text("Model name not served (404)")
+        expect(card).to_contain_text("Model not found: name not served (404) or path missing")
         assert not CJK.search(card.inner_text())
         _panel_labels_are(page, ENGLISH_LABELS)
         expect(page.locator("#side-view-title")).to_have_text("Diagnostics")
