@@ -4,6 +4,7 @@
 Why: vLLM's 'Model architectures [...] are not supported for now' means two different things. For an
 architecture listed here, a later vLLM serves the model and the one in the log is too old (version_mismatch);
 for any other (a custom class such as 'LlavaQwenForCausalLM') no release serves it (startup_failure).
+tests/integration/test_known_architectures.py fails when the vLLM the project installs serves one this copy lacks.
 """
 
 from __future__ import annotations
