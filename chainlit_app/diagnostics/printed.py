@@ -17,6 +17,8 @@ from .answer_reprs import read_printed_answer
 from .answers import StreamAssembler, is_garbled, judge_answer
 from .byte_pieces import RULE_ID as BYTE_PIECES
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
+from .detok_shortfall import MECHANISM_ID as TEXT_SHORTER
+from .detok_shortfall import text_shorter_than_tokens
 from .findings import Finding
 from .lineformat import strip_ansi
 from .printed_chunks import RULE_ID as PRINTED_CHUNK
@@ -146,6 +148,9 @@ class PrintedOutput:
             # it decodes to (an empty text here is not an empty answer: the tokens were sampled)
             hint = Msg("hint.output_one_token_id", token=distinct.pop(), count=tokens)
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "output_one_token_id", "decisive")]
+        if tokens is not None and text_shorter_than_tokens(m.group("text"), tokens, finish):
+            hint = Msg("hint.text_shorter_than_tokens", tokens=tokens, chars=len(m.group("text")))
+            return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, TEXT_SHORTER, "decisive")]
         verdict = judge_answer(m.group("text"), None if finish == "None" else finish, tokens)
         if verdict is None:
             return []
