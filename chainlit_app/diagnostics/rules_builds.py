@@ -105,7 +105,10 @@ BUILD_RULES: tuple[Rule, ...] = (
     rule(
         "cuda_error_serving",
         Kind.ENGINE_ERROR,
-        r"CUDA error:|CUBLAS_STATUS_|cudaError\w+",
+        # a build that does not fit the GPU says so in its own words, whenever its kernel first runs (a kernel for
+        # one shape may first run with a request): those stay cuda_error's
+        r"CUDA error: (?!no kernel image|invalid device function|the provided PTX|CUDA driver version|"
+        r"unsupported (?:PTX|toolchain))|CUBLAS_STATUS_(?!ARCH_MISMATCH)",
         role="weak",
         phases=frozenset({Phase.SERVING}),
         hint=Msg("rule.cuda_error_serving"),
