@@ -5,8 +5,9 @@ nine paragraphs in a row that open with '如果这题意为对数函数的' and 
 little different, so neither a repeated unit nor repeated lines shows it. Five paragraphs in a row or more
 that share their opening and their ending (at least six and eight characters, letters in both) are one
 pattern said over and over. Paragraphs are split at real newlines and at the escaped `\\n` a posted body or a
-printed string keeps. Lines of code or configuration (an `=` in them) and table rows are not paragraphs of
-prose: a block of `parser.add_argument(…, default=None)` lines legitimately shares both ends.
+printed string keeps. Lines of code or configuration (an `=` in them), table rows and list items are not
+paragraphs of prose: a block of `parser.add_argument(…, default=None)` lines, or a list whose items end alike,
+legitimately shares both ends.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import re
 MECHANISM_ID = "sentence_pattern_loop"
 _PARAGRAPH_BREAK = re.compile(r"(?:\\n|\n)+")
 _LETTER = re.compile(r"[^\W\d_]")
+# a list item (a bullet, a number, a heading): a list's items legitimately share their openings and endings
+_LIST_ITEM = re.compile(r"(?:[-*•+>#]|\d+[.)、:]|[a-zA-Z][.)]\s)")
 MIN_RUN = 5
 MIN_PARAGRAPH = 20
 OPENING = 6
@@ -23,7 +26,8 @@ ENDING = 8
 
 
 def _prose(paragraph: str) -> bool:
-    return len(paragraph) >= MIN_PARAGRAPH and "=" not in paragraph and not paragraph.startswith("|")
+    return (len(paragraph) >= MIN_PARAGRAPH and "=" not in paragraph and not paragraph.startswith("|")
+            and not _LIST_ITEM.match(paragraph))
 
 
 def _shared(a: str, b: str) -> bool:
