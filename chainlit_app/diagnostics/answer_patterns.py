@@ -13,6 +13,7 @@ legitimately shares both ends.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 MECHANISM_ID = "sentence_pattern_loop"
 _PARAGRAPH_BREAK = re.compile(r"(?:\\n|\n)+")
@@ -40,7 +41,7 @@ def sentence_pattern_loop(text: str) -> bool:
     """True when MIN_RUN paragraphs of prose in a row share their opening and their ending."""
     paragraphs = [p.strip() for p in _PARAGRAPH_BREAK.split(text)]
     run = 1
-    for previous, current in zip(paragraphs, paragraphs[1:]):
+    for previous, current in pairwise(paragraphs):
         if _prose(previous) and _prose(current) and _shared(previous, current):
             run += 1
             if run >= MIN_RUN:

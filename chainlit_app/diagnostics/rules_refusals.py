@@ -21,8 +21,9 @@ REFUSAL_RULES: tuple[Rule, ...] = (
         # the chat template (the request's `chat_template` field or the server's template) named with a refusal:
         # vLLM's Mistral tokenizer ('chat_template is not supported for Mistral tokenizers.'), an untrusted
         # template sent with a request, a template path that is not there, a template that lacks a role
-        r"chat[ _]template\b(?:[^.\n]|\.(?=\w)){0,120}?\b(?:is not supported|not supported|does not support|doesn't exist|"
-        r"does not exist|is not a valid|failed to be opened|can ?not be used)|"
+        # (a dot before a letter is a file name's, not the end of the sentence)
+        r"chat[ _]template\b(?:[^.\n]|\.(?=\w)){0,120}?\b(?:is not supported|not supported|does not support|"
+        r"doesn't exist|does not exist|is not a valid|failed to be opened|can ?not be used)|"
         r"Refused request with untrusted chat template",
         hint=Msg("rule.chat_template_refused"),
         examples=(

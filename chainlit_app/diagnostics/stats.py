@@ -165,7 +165,7 @@ class StallWatch:
         arrived late in the interval, or after an idle spell, dilutes the average, and its interval shows the
         prefill); a CPU server's reports name a CPU KV cache only, and a CPU decodes that slowly when healthy.
         Once per episode."""
-        pure_decode = running > 0 and waiting == 0 and prompt_tps == 0 and 0 < gen_tps
+        pure_decode = running > 0 and waiting == 0 and prompt_tps == 0 and gen_tps > 0
         slow = pure_decode and "GPU KV cache usage" in msg and gen_tps / running < SLOW_DECODE_PER_REQUEST
         self._slow_decode = self._slow_decode + 1 if slow else 0
         if self._slow_decode != SLOW_DECODE_REPORTS or stopping:

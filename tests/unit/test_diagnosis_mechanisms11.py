@@ -22,9 +22,9 @@ INNER = ('{"model":"glm-4","id":"","object":"chat.completion.chunk","choices":[{
 REPR_FIRST = ("ChatCompletionChunk(id='', choices=[Choice(delta=ChoiceDelta(content='" + INNER + "', function_call=None"
               ", role='assistant', tool_calls=None), finish_reason=None, index=0, logprobs=None)], created=None, "
               "model='glm-4', object='chat.completion.chunk', system_fingerprint=None, usage=None)")
-REPR_STOP = ("ChatCompletionChunk(id='', choices=[Choice(delta=ChoiceDelta(content=None, function_call=None, role=None, "
-             "tool_calls=None), finish_reason='stop', index=0, logprobs=None)], created=None, model='glm-4', "
-             "object='chat.completion.chunk', system_fingerprint=None, usage=None)")
+REPR_STOP = ("ChatCompletionChunk(id='', choices=[Choice(delta=ChoiceDelta(content=None, function_call=None, "
+             "role=None, tool_calls=None), finish_reason='stop', index=0, logprobs=None)], created=None, "
+             "model='glm-4', object='chat.completion.chunk', system_fingerprint=None, usage=None)")
 
 
 def test_printed_chunks_join_their_stream_and_an_empty_one_is_empty_output() -> None:
@@ -183,7 +183,8 @@ def test_serving_time_failures_are_engine_errors_by_their_phase() -> None:
     assert classify_lines(exited).kind == "engine_error"
     # vLLM #21731: sampling penalties are applied only for a request that asked for them (the excerpt is cut)
     pid = "(VllmWorker rank=0 pid=78) ERROR 07-28 16:54:13 [multiproc_executor.py:380] "
-    penalties = [pid + '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/sample/sampler.py", line 47, in forward',
+    penalties = [pid + '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/sample/sampler.py", line 47, in '
+                       "forward",
                  pid + "    logits = self.apply_penalties(logits, sampling_metadata)",
                  pid + '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/sample/sampler.py", line 193, in '
                        "apply_penalties",
