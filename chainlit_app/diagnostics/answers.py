@@ -209,8 +209,11 @@ def judge_answer(
     if garbled is not None:
         return garbled
     if (marker := leaked_turn_marker(text)) is not None:
-        what = f"the {len(text)}-character answer writes the chat template's {marker} as text and opens another turn"
-        return AnswerVerdict(Kind.CHAT_TEMPLATE, what, Msg("hint.turn_markers_in_answer", marker=marker))
+        return AnswerVerdict(
+            Kind.CHAT_TEMPLATE,
+            f"the {len(text)}-character answer writes the chat template's {marker} as text and opens another turn",
+            Msg("hint.turn_markers_in_answer", marker=marker),
+        )
     if finish_reason in ("length", None, "") and writes_next_turns(text):
         return AnswerVerdict(
             Kind.DEGENERATE_OUTPUT,
