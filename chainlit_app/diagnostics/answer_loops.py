@@ -8,6 +8,8 @@ import re
 import zlib
 from collections import Counter
 
+from .answer_patterns import sentence_pattern_loop
+
 # A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
 _REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
 _HAS_WORD = re.compile(r"[^\W\d_]")
@@ -40,6 +42,8 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     if cut_at_limit and distinct_word_ratio(sample) < 0.5:
         return True
     if tiny_vocabulary_run(sample.strip().strip("\"'`").split()) or _CJK_UNIT_RUN.search(sample):
+        return True
+    if sentence_pattern_loop(sample):
         return True
     for m in _REPEATED_UNIT.finditer(sample):
         # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit

@@ -12,8 +12,10 @@ from chainlit_app.i18n import Msg
 
 from .answer_loops import MAX_SCAN, distinct_word_ratio, is_looping, repeated_phrase, writes_next_turns
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
+from .printed_chunks import inner_content
 from .taxonomy import Kind
 from .thinking import has_thinking, split_thinking
+from .turn_markers import leaked_turn_marker
 from .word_salad import is_word_salad
 
 # Long runs of digits again and again: numbers a broken model emits instead of words.
@@ -206,6 +208,12 @@ def judge_answer(
     garbled = _garbled(text)
     if garbled is not None:
         return garbled
+    if (marker := leaked_turn_marker(text)) is not None:
+        return AnswerVerdict(
+            Kind.CHAT_TEMPLATE,
+            f"the {len(text)}-character answer writes the chat template's {marker} as text and opens another turn",
+            Msg("hint.turn_markers_in_answer", marker=marker),
+        )
     if finish_reason in ("length", None, "") and writes_next_turns(text):
         return AnswerVerdict(
             Kind.DEGENERATE_OUTPUT,
@@ -299,6 +307,7 @@ class StreamAssembler:
         key = f"{chunk.get('id', '')}/{choice.get('index', 0)}"
         delta = choice.get("delta")
         piece = delta.get("content") if isinstance(delta, dict) else choice.get("text")
+        piece = inner_content(piece) if isinstance(piece, str) and piece[:1] == "{" else piece
         if key not in self._texts:
             if len(self._texts) >= self._max_streams:
                 oldest = next(iter(self._texts))
@@ -319,6 +328,17 @@ class StreamAssembler:
         usage = chunk.get("usage")
         tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
         return judge_answer(text, str(finish), tokens if isinstance(tokens, int) else None)
+
+    def ends_on_none(self, previous_line: int) -> AnswerVerdict | None:
+        """A bare `None` printed right after a stream's latest chunk (line `previous_line`): the client printed
+        the stream's next content, None, so the stream ended; judged as an answer that finished."""
+        key = next((k for k, line in self._lines.items() if line == previous_line and line), None)
+        if key is None:
+            return None
+        text = "".join(self._texts.pop(key))
+        self._sizes.pop(key)
+        self._lines.pop(key, None)
+        return judge_answer(text or None, None, None)
 
     def flush(self) -> list[tuple[AnswerVerdict, int]]:
         """The log ends inside streams (an excerpt cut them): what their text so far shows, with the line of

@@ -172,6 +172,7 @@ class RaisedInEntry:
     hint: str
     phases: frozenset[Phase] = _ANY_PHASE
     anywhere: bool = False  # anywhere on the stack, not only in the innermost frame
+    function: str = ""  # the innermost frame's function must be this one ('<module>': code run on import)
     symptom: bool = False  # a client's view of the server: the server's own cause, if shown, wins
 
 
@@ -191,6 +192,11 @@ RAISED_IN: tuple[RaisedInEntry, ...] = (
     # A client's transport (its exception line cut off by the excerpt): the request did not get through.
     RaisedInEntry(("httpcore/", "httpx/", "urllib3/", "requests/adapters", "aiohttp/", "openai/_base_client"),
                   Kind.CONNECTION, Msg("raised_in.httpcore_"), symptom=True),
+    # transformers binds optional packages (kernels, deepspeed, peft, bitsandbytes) in its integrations modules;
+    # their module-level code is the same on every machine, so raising there on import means the installed
+    # package does not fit this transformers (odysseus #191: kernels' LayerRepository refusing transformers' call)
+    RaisedInEntry(("transformers/integrations/",), Kind.VERSION_MISMATCH, Msg("raised_in.integrations_import"),
+                  function="<module>"),
     RaisedInEntry(("attention/backends", "attention/ops", "v1/attention", "flash_attn", "xformers", "triton",
                    "_custom_ops", "platforms/"), Kind.VERSION_MISMATCH,
                   Msg("raised_in.attention_backends"),
@@ -254,7 +260,8 @@ def raised_in(innermost: str, stack: str, phase: Phase) -> RaisedInEntry | None:
     stack's own code, or for some entries any frame of the stack."""
     for entry in RAISED_IN:
         where = stack if entry.anywhere else innermost
-        if where and phase in entry.phases and any(f in where for f in entry.fragments):
+        if where and phase in entry.phases and any(f in where for f in entry.fragments) \
+                and (not entry.function or f" {entry.function}" in where):
             return entry
     return None
 

@@ -57,6 +57,8 @@ MARKERS: tuple[Marker, ...] = (
        r"Exception in ASGI application|"
        # the client's monitor of its engine cores starts only once every core reported ready (core_client.py)
        r"Engine core proc \S+ died unexpectedly|"
+       # its later wording (the same monitor thread, started after the ready handshake: core_client.py)
+       r"MPClient: engine core exited unexpectedly|"
        r"Received request|"
        r"\"(?:GET|POST) /v1/\S* HTTP/[\d.]+\" 200"),
     # An intentional stop only: "shutting down executor" after a worker died is a failure, not a stop, and
@@ -131,7 +133,10 @@ _SERVING_FRAMES = re.compile(
     r"allocate_slots|update_state_after_alloc|_alloc|swap_blocks|sample_tokens|_sample\b|propose|draft_token|"
     r"bookkeeping|process_input_socket|add_request|abort_request|get_output|execute_dummy_batch|"
     # a web framework calling an endpoint (FastAPI, Starlette): a request is being handled, whoever serves it
-    r"run_endpoint_function|request_response",
+    r"run_endpoint_function|request_response|"
+    # sampling penalties are applied for a request that asked for them: the warm-up's dummy sampler run says
+    # no_penalties=True, so apply_penalties returns before it calls anything (v1/sample/sampler.py)
+    r"apply_(?:all_)?penalties",
 )
 # Functions that run only while the server starts: their presence outweighs serving-looking frames
 # (a profiling run calls the model's forward as a request would).

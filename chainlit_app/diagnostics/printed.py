@@ -14,11 +14,15 @@ from chainlit_app.i18n import Msg
 from .answer_loops import is_looping
 from .answer_reprs import RULE_ID as PRINTED_ANSWER
 from .answer_reprs import read_printed_answer
-from .answers import is_garbled, judge_answer
+from .answers import StreamAssembler, is_garbled, judge_answer
 from .byte_pieces import RULE_ID as BYTE_PIECES
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
+from .detok_shortfall import MECHANISM_ID as TEXT_SHORTER
+from .detok_shortfall import text_shorter_than_tokens
 from .findings import Finding
 from .lineformat import strip_ansi
+from .printed_chunks import RULE_ID as PRINTED_CHUNK
+from .printed_chunks import is_printed_none, read_printed_chunk
 from .taxonomy import KINDS, Kind
 from .word_salad import RULE_ID as WORD_SALAD
 from .word_salad import is_word_salad
@@ -39,6 +43,8 @@ _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 _HAS_LETTERS = re.compile(r"[^\W\d_]")
+# A rule drawn with one symbol (a test script's '=====' banner around its sections): layout, never an answer
+_BANNER = re.compile(r"([=\-*#_~+.─━═])\1{9,}")
 # vLLM's offline progress bar (tqdm; a paste may hold several of its updates on one line)
 _PROMPTS_BAR = re.compile(r"Processed prompts:\s*(\d+)%")
 # A process tag before a process's own print (Ray's worker stdout '(main_task pid=360402) ', vLLM's
@@ -89,6 +95,7 @@ class PrintedOutput:
     _loop_reported: bool
     _gauges: dict[str, float]
     _gauge_reported: bool
+    _streams: StreamAssembler
 
     def _finding(self, kind: Kind | str, lineno: int, text: str, hint: str, rule: str, role: str,
                  basis: str = "rule") -> Finding:
@@ -116,6 +123,11 @@ class PrintedOutput:
         output = COMPLETION_OUTPUT.search(msg) if "CompletionOutput(" in msg else None
         if output is not None:
             return self._on_completion_output(output, lineno, text)
+        chunk = read_printed_chunk(msg) if "ChatCompletionChunk(" in msg else None
+        if chunk is not None:  # one printed chunk of a stream: the stream is judged once it finishes
+            whole = self._streams.add(chunk, lineno)
+            return [] if whole is None else [self._finding(whole.kind, lineno, text, whole.hint,
+                                                          f"{PRINTED_CHUNK}_{whole.kind.value}", "decisive")]
         answer = read_printed_answer(msg)
         if answer is None:
             return None
@@ -136,6 +148,9 @@ class PrintedOutput:
             # it decodes to (an empty text here is not an empty answer: the tokens were sampled)
             hint = Msg("hint.output_one_token_id", token=distinct.pop(), count=tokens)
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "output_one_token_id", "decisive")]
+        if tokens is not None and text_shorter_than_tokens(m.group("text"), tokens, finish):
+            hint = Msg("hint.text_shorter_than_tokens", tokens=tokens, chars=len(m.group("text")))
+            return [self._finding(Kind.DECODE_ERROR, lineno, text, hint, TEXT_SHORTER, "decisive")]
         verdict = judge_answer(m.group("text"), None if finish == "None" else finish, tokens)
         if verdict is None:
             return []
@@ -145,10 +160,14 @@ class PrintedOutput:
     def _plain_line(self, msg: str, lineno: int, text: str) -> list[Finding]:
         """Lines without any log prefix are printed output: an answer that repeats itself shows here."""
         key = msg.strip()
+        if is_printed_none(key):  # a client printing a stream's next content right after its last chunk
+            whole = self._streams.ends_on_none(self._previous_line)
+            return [] if whole is None else [self._finding(whole.kind, lineno, text, whole.hint,
+                                                          f"{PRINTED_CHUNK}_{whole.kind.value}", "decisive")]
         found = self._printed_block(key, lineno, text)
         if found:
             return found
-        if self._loop_reported or _PROGRESS_BAR.search(key) or _NOT_AN_ANSWER.search(key):
+        if self._loop_reported or _PROGRESS_BAR.search(key) or _NOT_AN_ANSWER.search(key) or _BANNER.fullmatch(key):
             return []
         if self._cycle.add(key, lineno, self._previous_line):
             self._loop_reported = True

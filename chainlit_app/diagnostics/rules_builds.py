@@ -99,6 +99,24 @@ BUILD_RULES: tuple[Rule, ...] = (
             "WARNING 10-10 10:22:05 _custom_ops.py:18] Failed to import from vllm._C with ImportError",
         ),
     ),
+    # A CUDA call that fails while serving ran before: the warm-up and the requests served so far ran the same
+    # kernels, so a build that does not fit would have failed then; what fails under load is the engine
+    # (pinned host memory, a workspace, concurrency), not the build. More specific than cuda_error (a phase).
+    rule(
+        "cuda_error_serving",
+        Kind.ENGINE_ERROR,
+        # a build that does not fit the GPU says so in its own words, whenever its kernel first runs (a kernel for
+        # one shape may first run with a request): those stay cuda_error's
+        r"CUDA error: (?!no kernel image|invalid device function|the provided PTX|CUDA driver version|"
+        r"unsupported (?:PTX|toolchain))|CUBLAS_STATUS_(?!ARCH_MISMATCH)",
+        role="weak",
+        phases=frozenset({Phase.SERVING}),
+        hint=Msg("rule.cuda_error_serving"),
+        examples=(
+            # vLLM #43473: FlashInfer's decode wrapper pinning host memory under two concurrent image requests
+            "torch.AcceleratorError: CUDA error: OS call failed or operation not supported on this OS",
+        ),
+    ),
     rule(
         "cuda_error",
         Kind.VERSION_MISMATCH,

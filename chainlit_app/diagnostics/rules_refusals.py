@@ -21,8 +21,9 @@ REFUSAL_RULES: tuple[Rule, ...] = (
         # the chat template (the request's `chat_template` field or the server's template) named with a refusal:
         # vLLM's Mistral tokenizer ('chat_template is not supported for Mistral tokenizers.'), an untrusted
         # template sent with a request, a template path that is not there, a template that lacks a role
-        r"chat[ _]template\b[^.\n]{0,80}?\b(?:is not supported|not supported|does not support|doesn't exist|"
-        r"does not exist|is not a valid|failed to be opened|can ?not be used)|"
+        # (a dot before a letter is a file name's, not the end of the sentence)
+        r"chat[ _]template\b(?:[^.\n]|\.(?=\w)){0,120}?\b(?:is not supported|not supported|does not support|"
+        r"doesn't exist|does not exist|is not a valid|failed to be opened|can ?not be used)|"
         r"Refused request with untrusted chat template",
         hint=Msg("rule.chat_template_refused"),
         examples=(
@@ -35,6 +36,12 @@ REFUSAL_RULES: tuple[Rule, ...] = (
             # vLLM's own refusal of a template sent with a request (renderers/online_renderer.py)
             "Chat template is passed with request, but --trust-request-chat-template is not set. Refused request "
             "with untrusted chat template.",
+            # vLLM #47600: a --chat-template path from a recipe that the wheel does not ship (a file name's dots
+            # are part of the path, not the end of the sentence)
+            "ValueError: The supplied chat template string (examples/tool_chat_template_gemma4.jinja) appears "
+            "path-like, but doesn't exist! Tried: examples/tool_chat_template_gemma4.jinja and /micromamba/envs/"
+            "VLLM/lib/python3.12/site-packages/vllm/transformers_utils/chat_templates/examples/"
+            "tool_chat_template_gemma4.jinja",
         ),
     ),
     rule(

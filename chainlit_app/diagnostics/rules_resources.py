@@ -65,6 +65,24 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         hint=Msg("rule.host_oom"),
         examples=("RuntimeError: unable to mmap 16933256392 bytes from file: Cannot allocate memory (12)",),
     ),
+    # Ray's notice of a dead worker lists what may have killed it ('There are some potential root causes. (1)
+    # The process is killed by SIGKILL by OOM killer …'): a list of guesses, printed for any death, so a
+    # symptom. A cause the same log names (an NCCL watchdog's timeout in the worker that died) wins; alone, it
+    # still names out of memory, the first and commonest of its guesses. Before oom_killer, which its words match.
+    rule(
+        "ray_worker_died_guesses_oom",
+        Kind.OUT_OF_MEMORY,
+        r"potential root causes\. \(1\) The process is killed by SIGKILL by OOM killer",
+        role="weak",
+        hint=Msg("rule.oom_killer"),
+        examples=(
+            # vLLM #1846: the worker whose first all-reduce hung for 30 minutes
+            "2023-11-30 10:19:23,769 WARNING worker.py:2074 -- A worker died or was killed while executing a task by "
+            "an unexpected system error. … Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly "
+            "exits with a connection error code 2. End of file. There are some potential root causes. (1) The "
+            "process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called.",
+        ),
+    ),
     rule(
         "oom_killer",
         Kind.OUT_OF_MEMORY,

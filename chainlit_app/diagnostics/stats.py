@@ -19,6 +19,13 @@ _STAT_GEN = re.compile(r"(?:Avg generation t|\bT)hroughput: ([\d.]+) tokens/s")
 _STAT_ENGINE = re.compile(r"\bEngine (\d+):")
 _CORE_INDEX = re.compile(r"EngineCore_(?:DP)?(\d+)")
 _STAT_KV = re.compile(r"(?:GPU|CPU)? ?KV cache usage: ([\d.]+)%")
+# Where one report begins: a paste may fuse two reports on one line ('…usage: 0.0%.INFO 01-02 16:17:07 …')
+_REPORT_START = re.compile(r"(?=Avg prompt throughput:)")
+# A decoding request on an accelerator gets ten tokens a second or more even for the largest models (the
+# healthy corpus's slowest pure-decoding report: 14.5 tokens/s for one request); a CPU decodes at 1-5, and a
+# CPU server's reports say 'CPU KV cache usage' alone (V0's 'CPU KV cache' beside the GPU's is its swap space)
+SLOW_DECODE_PER_REQUEST = 5.0
+SLOW_DECODE_REPORTS = 2
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,7 @@ class StallWatch:
         self._stall_reported = False
         self._shm_waits = 0
         self._kv_full = 0
+        self._slow_decode = 0  # consecutive pure-decoding reports on an accelerator under SLOW_DECODE_PER_REQUEST
         self._queue_free_reported = False
         self._holds_work: set[int] = set()  # engine indexes whose core said it holds a request
 
@@ -50,7 +58,17 @@ class StallWatch:
         self._shm_waits = 0
 
     def stats(self, msg: str, stopping: bool) -> list[StallSignal] | None:
-        """None when `msg` is no stats line; else what it shows (possibly nothing)."""
+        """None when `msg` is no stats line; else what it shows (possibly nothing). Reports fused on one line
+        are read one after the other."""
+        reports = [part for part in _REPORT_START.split(msg) if part.strip()]
+        if len(reports) < 2 or not all(_STAT_GEN.search(part) for part in reports):
+            return self._report(msg, stopping)
+        found: list[StallSignal] = []
+        for part in reports:
+            found += self._report(part, stopping) or []
+        return found
+
+    def _report(self, msg: str, stopping: bool) -> list[StallSignal] | None:
         gen = _STAT_GEN.search(msg)
         if gen is None:
             return None
@@ -67,6 +85,7 @@ class StallWatch:
             found.append(StallSignal("unfinished_not_scheduled", Msg("hint.unfinished_not_scheduled"), "weak"))
         self._holds_work.discard(engine)
         found += self._queue_beside_free_cache(msg, running, waiting, prompt_tps, gen_tps)
+        found += self._slow_decoding(msg, running, waiting, prompt_tps, gen_tps, stopping)
         reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
         if reason and not self._stall_reported and not stopping:
             self._stall_reported = True
@@ -137,6 +156,22 @@ class StallWatch:
         self._queue_free_reported = True
         hint = Msg("hint.queue_beside_free_cache", waiting=waiting, running=running, usage=m.group(1))
         return [StallSignal("queue_beside_free_cache", hint, "weak")]
+
+    def _slow_decoding(self, msg: str, running: int, waiting: int, prompt_tps: float, gen_tps: float,
+                       stopping: bool) -> list[StallSignal]:
+        """Reports that only decode (no prompt prefilled, nothing waiting, requests running through the whole
+        interval) on an accelerator ('GPU KV cache usage') at under five tokens a second per running request,
+        twice in a row: decoding crawls (`stats_slow_decode`, weak). One report says nothing (a request that
+        arrived late in the interval, or after an idle spell, dilutes the average, and its interval shows the
+        prefill); a CPU server's reports name a CPU KV cache only, and a CPU decodes that slowly when healthy.
+        Once per episode."""
+        pure_decode = running > 0 and waiting == 0 and prompt_tps == 0 and gen_tps > 0
+        slow = pure_decode and "GPU KV cache usage" in msg and gen_tps / running < SLOW_DECODE_PER_REQUEST
+        self._slow_decode = self._slow_decode + 1 if slow else 0
+        if self._slow_decode != SLOW_DECODE_REPORTS or stopping:
+            return []
+        hint = Msg("hint.stats_slow_decode", tps=f"{gen_tps:g}", running=running)
+        return [StallSignal("stats_slow_decode", hint, "weak")]
 
     def _kv_cache_full(self, msg: str, waiting: int) -> list[StallSignal]:
         """A KV cache at >= 98 % for two reports (or 99 % with a queue) forces queueing and preemption."""

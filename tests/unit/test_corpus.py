@@ -41,6 +41,10 @@ KNOWN_HEALTHY_MISSES = {
     "round7_gh904_v01_llm_engine_196_stuck_30min_54584_prompts.log": "the excerpt ends on the KV-cache sizing "
     "line ('# GPU blocks'), a line every healthy start-up prints before its first request; the 30 minutes of "
     "silence after it are in the thread's words, not in any line, and no line carries a time after it",
+    "round11a_gh4966_gemma7b_v041_30s_per_request_metrics.log": "one stats line (0.1 tokens/s, 1 running) in the "
+    "same second as the request was received: V0's engine loop does not step while idle, so the first report after "
+    "an idle spell divides by the whole spell (prompt 0.0 although a prompt was just admitted); the 30 s per "
+    "request are in the thread's words, and the next report (12.0 tokens/s) was cut by the excerpt",
     "round5_gh4760_functionary_small_3090_enforce_eager_2_2_tok_s.log": "one stats line at 2.2 tokens/s for one "
     "request: a prompt prefilled in the same interval (102 tokens/s) means the request may have arrived late in "
     "it, and a CPU server (this app's own) decodes at 1-5 tokens/s when healthy; one low rate names nothing",
@@ -85,6 +89,17 @@ ACCEPTED_READINGS = {
         "model_not_found", "HFValidationError for '/nonexistent/path' (recorded here: CHAT_MODEL names no folder)"),
     "round4_jarvisvla5_vllm_serve_request_model_does_not_exist.log": (
         "model_not_found", "ModelScope's hub answers 'The request model: ... does not exist' for an unknown id"),
+    # The line between the two kinds (docs/DIAGNOSIS.md, round 11): text that mixes letters of unrelated scripts,
+    # U+FFFD, mojibake, byte-level pieces or a run of token 0 is decode_error (the tokens decode to no language:
+    # a tokenizer that does not fit, or numerics that pick random ids); well-formed text in its own language that
+    # means nothing or loops is degenerate_output. The same multi-script salad is labelled decode_error in
+    # qwen3_503 and vllm-ascend463 and degenerate_output in the two below:
+    "round7_gh42715_v019_l20_qwen2_7b_fp8_quant_garbled_multilingual_answer.log": (
+        "decode_error", "Thai, CJK, Latin and code fragments in one answer (and a U+FFFD), the very tokens of "
+        "qwen3_503 ('agrant', 'Swan skull'), labelled decode_error there; the fix is the quantization (fp8)"),
+    "round11a_verl2710_vllm_v1_rollout_qwen25_corrupt_multilingual.log": (
+        "decode_error", "after a normal chain of thought the text turns into Japanese, Arabic, Russian, Korean, "
+        "Vietnamese and Thai pieces in one sentence: no language, the decode_error side of the line"),
     "round9_ascend5509_dsv31_worker_aclnninplacecopy_inner_error.log": (
         "startup_failure", "the excerpt shows no phase: the worker's busy loop (multiproc_executor) runs the NPU "
         "operators during the start-up's profiling and warm-up as while serving, and the collector's DOUBT says "

@@ -1,0 +1,56 @@
+"""What an install says of itself: a model reference that leads to no config, a vLLM that lacks one of its own
+modules, transformers' lazy import failing on a package that does not fit, Ray's list of possible causes.
+
+Learnt from holdout round 11 (each rule keeps real lines; `tests/unit/test_diagnosis_mechanisms11.py`).
+Data only: see `rules.py` for what the fields mean and how the winner is chosen.
+"""
+
+from __future__ import annotations
+
+from chainlit_app.i18n import Msg
+
+from .rules import Rule, rule
+from .taxonomy import Kind
+
+INSTALL_RULES: tuple[Rule, ...] = (
+    rule(
+        "no_config_found",
+        Kind.MODEL_NOT_FOUND,
+        # vLLM's get_config looked for config.json (and Mistral's params.json) under the name it was given, in a
+        # local folder of that name and then on the hub, and found neither: the name leads to no model (a repo
+        # id with no local copy where the hub is out of reach, a hub cache's repository folder instead of its
+        # snapshots/<commit> folder), as the hub's HFValidationError for a path reads (`hf_validation`)
+        r"No supported config format found in",
+        hint=Msg("rule.no_config_found"),
+        examples=(
+            # vLLM #13150 (a comment, Xinference's conda env running vLLM as a library)
+            "ValueError: No supported config format found in Benasd/Qwen2.5-VL-72B-Instruct-Pointer-AWQ",
+        ),
+    ),
+    rule(
+        "vllm_own_module_missing",
+        Kind.STARTUP_FAILURE,
+        # vLLM's own code importing its own module, which is not there: the install is incomplete (a source
+        # install whose package list missed a folder, vllm-ascend #707 with vLLM 0.8.3's `vllm.benchmarks`), not
+        # another release (a plugin importing a vLLM module that moved is raised in the plugin's code). The
+        # compiled extensions (`vllm._C`, `vllm._moe_C`) are a build's, read by the build rules.
+        r"No module named '?vllm\.(?!_)[\w.]+",
+        raised_in=("<module> from vllm.", "<module> import vllm."),
+        hint=Msg("rule.vllm_own_module_missing"),
+        examples=("ModuleNotFoundError: No module named 'vllm.benchmarks.serve'",),
+    ),
+    rule(
+        "lazy_import_failed",
+        Kind.VERSION_MISMATCH,
+        # transformers (and the libraries built on its lazy module: diffusers, peft) import a submodule on first
+        # use and wrap whatever that import raised: a package in the environment that does not fit the others
+        # (vLLM #4912: a package built for pydantic 1 under pydantic 2, "'FieldInfo' object has no attribute
+        # 'required'"). A module that is simply missing is an ImportError, read by the exception table.
+        r"Failed to import (?:transformers|diffusers|peft)\.[\w.]+ because of the following error",
+        hint=Msg("rule.lazy_import_failed"),
+        examples=(
+            "RuntimeError: Failed to import transformers.models.clip.modeling_clip because of the following error "
+            "(look up to see its traceback):",
+        ),
+    ),
+)
