@@ -62,12 +62,12 @@ def haproxy_config(layout: Layout, *, check_interval_s: float = 2.0) -> str:
     """The balancer's configuration: round-robin for a browser's first request, then a cookie (inserted by
     haproxy, never seen by the app) keeps it on that process; websockets pass as tunnels; X-Forwarded-For
     tells the app the browser's address (uvicorn trusts it from 127.0.0.1), so the login throttle and
-    Chainlit's local-cookie check see the real client. /healthz answers 200 once a process serves."""
+    Chainlit's local-cookie check see the real client. /healthz answers 200 once a process serves. No
+    maxconn: haproxy then derives it from the open-files limit it is given."""
     servers = "\n".join(
         f"    server app{i + 1} 127.0.0.1:{port} cookie app{i + 1} check inter {int(check_interval_s * 1000)}ms"
         for i, port in enumerate(layout.backend_ports))
     return f"""global
-    maxconn 20000
     log stderr format short local0 warning
 
 defaults
