@@ -49,7 +49,7 @@ class RunFigures:
     serving_cpu_s: float = 0.0  # the app process (ours or the seed's); the benchmark's client for `direct`
     client_cpu_s: float = 0.0  # the benchmark process (the socket.io clients, or the openai client)
     upstream_cpu_s: float = 0.0
-    balancer_cpu_s: float = 0.0  # haproxy in front of several app processes
+    balancer_cpu_s: float | None = None  # haproxy in front of several app processes
     serving_split: tuple[float, ...] = ()  # CPU s of each app process, when there are several
     rss_peak_mb: float = float("nan")
     errors: tuple[str, ...] = ()
@@ -69,7 +69,7 @@ class RunFigures:
                 f"CPU s/1k tokens: serving {self.per_1k(self.serving_cpu_s):.3f} "
                 f"(bench clients {self.per_1k(self.client_cpu_s):.3f}, "
                 f"upstream {self.per_1k(self.upstream_cpu_s):.3f}"
-                + (f", haproxy {self.per_1k(self.balancer_cpu_s):.3f}" if self.balancer_cpu_s else "")
+                + (f", haproxy {self.per_1k(self.balancer_cpu_s):.3f}" if self.balancer_cpu_s is not None else "")
                 + (f"; per process {'+'.join(f'{c:.2f}' for c in self.serving_split)} s" if self.serving_split else "")
                 + "), "
                 f"events/answer {self.events_per_answer:.0f}, updates/s {self.updates_per_s:.0f}, "

@@ -122,7 +122,7 @@ async def measure(clients: Clients, kind: str, n: int, rate: float, tokens: int,
     split = [cpu_seconds(pid) - before for pid, before in zip(pids, serving0, strict=True)]
     result.serving_cpu_s = sum(split) if server is not None else bench_cpu
     result.serving_split = tuple(split) if len(split) > 1 else ()
-    result.balancer_cpu_s = cpu_seconds(balancer) - balancer0 if balancer is not None else 0.0
+    result.balancer_cpu_s = cpu_seconds(balancer) - balancer0 if balancer is not None else None
     result.rss_peak_mb = peak[0]
     await close_sessions(sessions)
     return result
@@ -188,8 +188,8 @@ async def _run(ctx: Context, kinds: list[str], levels: list[int] | None, before:
     clients.profile_dir = profile_dir
     runs: list[RunFigures] = []
     try:
-        for kind in kinds:  # untimed: lazy imports, first SQL statements, connection pools
-            await measure(clients, kind, 2, RATE, 64)
+        for kind in kinds:  # untimed: lazy imports, first SQL statements, connection pools (of every process)
+            await measure(clients, kind, 2 * max(1, processes_of(kind)), RATE, 64)
         for index, n in enumerate(levels):
             order = kinds[index % len(kinds):] + kinds[:index % len(kinds)]
             for kind in order:
@@ -241,7 +241,7 @@ def report_rows(ctx: Context, runs: list[RunFigures], fast: list[RunFigures], ki
         if clustered:
             ctx.report.add(Row(SECTION, f"{label}: haproxy CPU s per 1,000 tokens; app CPU s per process "
                                f"({' / '.join(clustered)})",
-                               " / ".join(f"{at[k].per_1k(at[k].balancer_cpu_s):.3f}; "
+                               " / ".join(f"{at[k].per_1k(at[k].balancer_cpu_s or 0.0):.3f}; "
                                           + "+".join(f"{c:.2f}" for c in at[k].serving_split) for k in clustered)))
     at = {r.client: r for r in fast}
     ctx.report.add(Row(SECTION, f"1 × {FAST_RATE:.0f} tok/s ({names}): delivered ratio / UI updates per s / tail lag",
