@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import psutil
@@ -134,6 +135,26 @@ def _free(port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def postgres_pids(url: str) -> list[int]:
+    """The server processes of the PostgreSQL at `url`'s port on this machine: the postmaster (found by its
+    `-p PORT`) and its children (the app processes' pooled connections, the writers)."""
+    port = urlsplit(url).port if url else None
+    if port is None:
+        return []
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        cmdline = proc.info.get("cmdline") or []
+        if proc.info.get("name") == "postgres" and "-p" in cmdline and str(port) in cmdline:
+            with contextlib.suppress(psutil.Error):
+                return [proc.pid, *(c.pid for c in proc.children())]
+    return []
+
+
+def machine_busy_s() -> float:
+    """CPU seconds all cores spent on anything but idling, since boot."""
+    times = psutil.cpu_times()
+    return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
 
 
 def spread(cookies: dict[str, str]) -> dict[str, str]:

@@ -28,7 +28,7 @@ import psutil
 from bench import profiling
 from bench.apps import CHAT_USER, AppServer, start_app_with_flags
 from bench.chainlit_client import login
-from bench.cluster_apps import ClusterApp, bench_postgres, spread, start_cluster
+from bench.cluster_apps import ClusterApp, bench_postgres, machine_busy_s, postgres_pids, spread, start_cluster
 from bench.gpu_clients import app_answers, close_sessions, direct_answers, open_sessions
 from bench.gpu_figures import RunFigures, figures, knee
 from bench.machine import LoadLog
@@ -50,6 +50,7 @@ class Clients:
     apps: dict[str, AppServer | SeedApp | ClusterApp] = field(default_factory=dict)  # "app", "seed", "app-2p"...
     cookies: dict[str, dict[str, str]] = field(default_factory=dict)
     profile_dir: Path | None = None  # py-spy on our app(s) during every measured run, when set
+    database_url: str = ""  # the throwaway PostgreSQL of the `app-Np` clients (its CPU is reported apart)
 
 
 def processes_of(kind: str) -> int:
@@ -99,7 +100,10 @@ async def measure(clients: Clients, kind: str, n: int, rate: float, tokens: int,
         peak[0] = 0.0
     serving0 = [cpu_seconds(pid) for pid in pids]
     balancer0 = cpu_seconds(balancer) if balancer is not None else 0.0
+    database = postgres_pids(clients.database_url) if processes_of(kind) else []
+    database0 = {pid: cpu_seconds(pid) for pid in database}
     up0, bench0 = cpu_seconds(upstream.pid), time.process_time()
+    busy0, wall0 = machine_busy_s(), time.monotonic()
     spy: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
     if clients.profile_dir is not None and isinstance(server, AppServer):
         suffix = "svg" if fmt == "flamegraph" else "collapsed.txt"
@@ -116,6 +120,7 @@ async def measure(clients: Clients, kind: str, n: int, rate: float, tokens: int,
         if sampler is not None:
             await sampler
     bench_cpu = time.process_time() - bench0
+    busy, wall = machine_busy_s() - busy0, time.monotonic() - wall0
     result = figures(kind, n, rate, answers, await upstream.take_records(), load_streams(MODEL)[0])
     result.upstream_cpu_s = cpu_seconds(upstream.pid) - up0
     result.client_cpu_s = bench_cpu
@@ -123,6 +128,9 @@ async def measure(clients: Clients, kind: str, n: int, rate: float, tokens: int,
     result.serving_cpu_s = sum(split) if server is not None else bench_cpu
     result.serving_split = tuple(split) if len(split) > 1 else ()
     result.balancer_cpu_s = cpu_seconds(balancer) - balancer0 if balancer is not None else None
+    if database:
+        result.database_cpu_s = sum(max(0.0, cpu_seconds(pid) - before) for pid, before in database0.items())
+    result.machine_busy = busy / (wall * (psutil.cpu_count() or 1)) if wall > 0 else float("nan")
     result.rss_peak_mb = peak[0]
     await close_sessions(sessions)
     return result
@@ -186,6 +194,7 @@ async def _run(ctx: Context, kinds: list[str], levels: list[int] | None, before:
             f"clients {kinds}")
     clients = await start_clients(ctx, kinds, before, database_url)
     clients.profile_dir = profile_dir
+    clients.database_url = database_url
     runs: list[RunFigures] = []
     try:
         for kind in kinds:  # untimed: lazy imports, first SQL statements, connection pools (of every process)
