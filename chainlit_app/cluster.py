@@ -100,8 +100,8 @@ def problems(environ: Mapping[str, str], haproxy: str | None, layout: Layout) ->
     """Everything that stops the cluster, each said with its fix (empty: go)."""
     found = []
     if haproxy is None:
-        found.append("haproxy is not installed; the cluster needs it as its sticky load balancer "
-                      "(Debian/Ubuntu: apt-get install haproxy).")
+        found.append("haproxy is not installed (or not on PATH; Debian puts it in /usr/sbin); the cluster needs "
+                     "it as its sticky load balancer (Debian/Ubuntu: apt-get install haproxy, or make haproxy).")
     url = environ.get("DATABASE_URL", "").strip()
     if not url.startswith(POSTGRES_SCHEMES):
         shown = "unset" if not url else f"'{url.split(':', 1)[0]}:...'"
