@@ -15,14 +15,19 @@ AXE_VERSION := 4.14.1
 AXE_DIR := .axe
 AXE_JS := $(AXE_DIR)/node_modules/axe-core/axe.min.js
 
-.PHONY: run test install app engine model chromium axe postgres lint unit integration e2e bench clean-envs
+.PHONY: run cluster test install app engine model chromium axe postgres haproxy lint unit integration e2e bench clean-envs
 
 run: install model
 	$(APP_VENV)/bin/chainlit run app.py --headless --host 127.0.0.1 --port $(PORT)
 
+# Attach mode only: PROCESSES app processes behind haproxy on PORT, history in PostgreSQL (docs/SCALING.md).
+PROCESSES ?= 2
+cluster: install haproxy
+	$(APP_VENV)/bin/python -m chainlit_app.cluster --processes $(PROCESSES) --port $(PORT)
+
 # One pytest session per suite: the browser suite's Playwright (sync) and the async fixtures of the
 # integration suite must not share a session's event loop. Every suite runs; any failure fails the target.
-test: install chromium axe postgres lint
+test: install chromium axe postgres haproxy lint
 	@status=0; for suite in unit integration e2e; do \
 		echo "== tests/$$suite"; \
 		CHAT_TEST_REQUIRE_ALL=1 $(APP_VENV)/bin/python -m pytest -v -rs $(PYTEST_ARGS) tests/$$suite || status=1; \
@@ -79,6 +84,12 @@ postgres:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -q && $$SUDO apt-get install -y -q postgresql; }
 
+# The sticky load balancer in front of several app processes (make cluster; its browser test).
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && $$SUDO apt-get install -y -q haproxy; }
+
 lint: app
 	$(APP_VENV)/bin/ruff check app.py chainlit_app tests $(wildcard bench)
 	$(APP_VENV)/bin/mypy app.py chainlit_app tests $(wildcard bench)
@@ -89,7 +100,7 @@ unit: app
 integration: install
 	$(APP_VENV)/bin/python -m pytest -v -rs tests/integration
 
-e2e: install chromium axe
+e2e: install chromium axe postgres haproxy
 	$(APP_VENV)/bin/python -m pytest -v -rs tests/e2e
 
 bench: install

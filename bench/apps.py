@@ -225,6 +225,23 @@ def start_app_with_flags(data_dir: Path, flags: tuple[str, ...], *, admin_passwo
     password = admin_password or secrets.token_urlsafe(16)
     user_password = user_password or secrets.token_urlsafe(16)
     port = free_port()
+    env = app_env(data_dir, password, chat_user, user_password, env_overrides, root)
+    log_path = data_dir / "app.log"
+    with log_path.open("wb") as log:
+        epoch = time.time()
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [str(PROJECT_ROOT / ".venv" / "bin" / "chainlit"), "run", "app.py", "--headless", "--host", "127.0.0.1",
+             "--port", str(port), *flags],
+            cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    return AppServer(f"http://127.0.0.1:{port}", process, data_dir, log_path, password, user_password, started,
+                     epoch)
+
+
+def app_env(data_dir: Path, password: str, chat_user: str, user_password: str,
+            env_overrides: dict[str, str] | None = None, root: Path = PROJECT_ROOT) -> dict[str, str]:
+    """The environment of an app of ours: the caller's, less our own settings, plus the bench's."""
     env = {k: v for k, v in os.environ.items() if k not in _OURS}
     env.pop("CHAINLIT_AUTH_SECRET", None)
     env.update(
@@ -241,17 +258,7 @@ def start_app_with_flags(data_dir: Path, flags: tuple[str, ...], *, admin_passwo
     if root != PROJECT_ROOT:
         env["PYTHONPATH"] = str(root)
     env.update(env_overrides or {})
-    log_path = data_dir / "app.log"
-    with log_path.open("wb") as log:
-        epoch = time.time()
-        started = time.perf_counter()
-        process = subprocess.Popen(
-            [str(PROJECT_ROOT / ".venv" / "bin" / "chainlit"), "run", "app.py", "--headless", "--host", "127.0.0.1",
-             "--port", str(port), *flags],
-            cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
-    return AppServer(f"http://127.0.0.1:{port}", process, data_dir, log_path, password, user_password, started,
-                     epoch)
+    return env
 
 
 def attach_env(bare: BareVllm) -> dict[str, str]:

@@ -49,6 +49,10 @@ class RunFigures:
     serving_cpu_s: float = 0.0  # the app process (ours or the seed's); the benchmark's client for `direct`
     client_cpu_s: float = 0.0  # the benchmark process (the socket.io clients, or the openai client)
     upstream_cpu_s: float = 0.0
+    balancer_cpu_s: float | None = None  # haproxy in front of several app processes
+    serving_split: tuple[float, ...] = ()  # CPU s of each app process, when there are several
+    database_cpu_s: float | None = None  # PostgreSQL's server processes (the `app-Np` clients' history)
+    machine_busy: float = float("nan")  # share of all cores busy (any process) during the run
     rss_peak_mb: float = float("nan")
     errors: tuple[str, ...] = ()
 
@@ -66,7 +70,12 @@ class RunFigures:
                 f"tail lag p95 {self.tail_lag_p95_ms:.0f} ms, "
                 f"CPU s/1k tokens: serving {self.per_1k(self.serving_cpu_s):.3f} "
                 f"(bench clients {self.per_1k(self.client_cpu_s):.3f}, "
-                f"upstream {self.per_1k(self.upstream_cpu_s):.3f}), "
+                f"upstream {self.per_1k(self.upstream_cpu_s):.3f}"
+                + (f", haproxy {self.per_1k(self.balancer_cpu_s):.3f}" if self.balancer_cpu_s is not None else "")
+                + (f", PostgreSQL {self.per_1k(self.database_cpu_s):.3f}" if self.database_cpu_s is not None else "")
+                + (f"; per process {'+'.join(f'{c:.2f}' for c in self.serving_split)} s" if self.serving_split else "")
+                + f"; machine busy {self.machine_busy:.0%}"
+                + "), "
                 f"events/answer {self.events_per_answer:.0f}, updates/s {self.updates_per_s:.0f}, "
                 f"RSS peak {self.rss_peak_mb:.0f} MB, {self.tokens} tokens"
                 + (f", {self.failed} failed" if self.failed else "")

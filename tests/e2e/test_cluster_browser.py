@@ -1,0 +1,87 @@
+"""A real browser through `python -m chainlit_app.cluster`: two app processes in attach mode behind haproxy,
+sharing one PostgreSQL history, on the session's real vLLM.
+
+Chainlit's socket.io session lives in the process that opened it, and the browser starts it with HTTP
+long-polling requests that must all reach that process: without the balancer's stickiness the socket never
+connects and the chat cannot answer. A second browser pinned to the other process then finds the thread
+stored by the first (shared history, the login accepted by another process), and SIGTERM stops everything.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from playwright.sync_api import Browser
+
+from bench.apps import CHAT_USER
+from bench.cluster_apps import start_cluster
+from chainlit_app.cluster import STICKY_COOKIE
+from chainlit_app.testing import ChatPage
+from tests.conftest import REQUIRE_ALL
+from tests.e2e.conftest import AppServer, run_in_thread
+from tests.e2e.test_diagnostics_panel import _engine, _engine_key
+from tests.postgres import throwaway_postgres
+
+pytestmark = pytest.mark.e2e
+
+QUESTION = "What is the capital of France?"
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    if shutil.which("haproxy") is None:
+        if REQUIRE_ALL:
+            pytest.fail("haproxy missing (make haproxy)")
+        pytest.skip("haproxy is not installed (make haproxy, or apt-get install haproxy): the cluster needs it")
+    with throwaway_postgres() as url:
+        yield url
+
+
+def test_a_browser_chats_through_the_balancer_and_another_process_shows_its_thread(
+        app_server: AppServer, postgres_url: str, browser: Browser, tmp_path: Path) -> None:
+    engine = _engine(app_server)
+    cluster = start_cluster(tmp_path / "cluster", 2, {
+        "CHAT_MODE": "attach", "CHAT_VLLM_URL": f"http://127.0.0.1:{engine['port']}/v1",
+        "CHAT_API_KEY": _engine_key(int(engine["pid"])), "CHAT_MAX_TOKENS": "48", "DATABASE_URL": postgres_url})
+    first = browser.new_context(viewport={"width": 1400, "height": 900})
+    second = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        run_in_thread(cluster.wait_engine(("attached",), timeout=600))
+        apps, balancer = cluster.app_pids, cluster.balancer_pid
+        assert len(apps) == 2 and balancer is not None, cluster.log_path.read_text()[-2000:]
+
+        chat = ChatPage(first.new_page(), cluster.url)
+        chat.login(CHAT_USER, cluster.user_password)
+        answer = chat.ask_and_wait(QUESTION, timeout=120)
+        assert "Paris" in answer.text, answer
+        assert not answer.notices, answer.notices
+        served_by = {c["name"]: c["value"] for c in first.cookies()}.get(STICKY_COOKIE)
+        assert served_by in ("app1", "app2"), first.cookies()
+        thread_id = chat.thread_id()
+        assert thread_id, chat.page.url
+
+        other = "app2" if served_by == "app1" else "app1"
+        second.add_cookies([{"name": STICKY_COOKIE, "value": other, "url": cluster.url}])
+        again = ChatPage(second.new_page(), cluster.url)
+        again.login(CHAT_USER, cluster.user_password)
+        again.resume_thread(thread_id)
+        transcript = again.transcript()
+        assert ("user", QUESTION) in transcript, transcript
+        assert any(role == "assistant" and "Paris" in text for role, text in transcript), transcript
+        assert {c["name"]: c["value"] for c in second.cookies()}.get(STICKY_COOKIE) == other
+
+        cluster.process.send_signal(signal.SIGTERM)
+        assert cluster.process.wait(timeout=60) == 0, cluster.log_path.read_text()[-2000:]
+        left = [pid for pid in [*apps, balancer] if psutil.pid_exists(pid)
+                and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+        assert not left, f"processes left after SIGTERM: {left}"
+    finally:
+        first.close()
+        second.close()
+        cluster.stop()
+    assert not (tmp_path / "cluster" / "chat.db").exists(), "with DATABASE_URL the history must not go to SQLite"
