@@ -102,6 +102,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         if '"log":' in raw[:40] or ('{"' in raw[:60] and raw.endswith("}")):
             raw = unwrap_docker_json(raw)  # Docker's json-file lines and structured (JSON) log lines
         low = raw.lower()
+        self._stalls.platform.observe(raw)
         if "LISTEN" in raw or "Uvicorn running on" in raw:
             self._ports.observe(strip_ansi(raw), lineno)
         if not (self._folder.in_traceback or self._folder.in_body):
@@ -156,7 +157,7 @@ class LineClassifier(PrintedOutput, RequestLines):
                 if signal else []
         if "unfinished: True" in msg:
             self._stalls.holds_work(msg, parsed.process)
-        signals = self._stalls.stats(msg, self.phase == Phase.STOPPING) if "hroughput" in msg else None
+        signals = self._stalls.stats(msg, self.phase == Phase.STOPPING, (lineno, text)) if "hroughput" in msg else None
         if signals is not None:
             self._phases.enter(Phase.SERVING)
             return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, s.hint, s.rule, s.role) for s in signals]
@@ -301,7 +302,8 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._tb_guesses.clear()
         found = [self._finding(v.kind, line, v.evidence, v.hint, f"stream_{v.kind.value}", "decisive")
                  for v, line in self._streams.flush()]
-        found += self._stuck_progress()
+        found += self._stuck_progress() + [self._finding(Kind.SLOW_OR_STALLED, s.line, s.text, s.hint, s.rule, s.role)
+                                           for s in self._stalls.held()]
         if (moved := self._ports.moved()) is not None:
             found.append(self._finding(Kind.PORT_IN_USE, moved[1], moved[2], Msg("hint.server_moved_port",
                                        port=moved[0]), "server_moved_past_taken_port", "weak"))

@@ -1,0 +1,59 @@
+"""The general mechanisms that named round 12's misses (threads in tests/data/logs/dev/SOURCES.md, last section),
+each on the real lines it was written from and on the healthy shape beside it, so that a mechanism that fires
+on everything fails here."""
+
+from __future__ import annotations
+
+from chainlit_app.diagnostics import HEALTHY, classify_lines
+from chainlit_app.diagnostics.platforms import PlatformWatch
+
+# vLLM PR #50219: an IBM Z (s390x) CPU server's normal stats, V1's wording: 'GPU KV cache usage' on a CPU
+S390X = [
+    "(APIServer pid=1) INFO 07-29 07:14:56 [loggers.py:310] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg "
+    "generation throughput: 1.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache "
+    "hit rate: 0.0%",
+    "(APIServer pid=1) INFO 07-29 07:15:06 [loggers.py:310] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg "
+    "generation throughput: 1.3 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache "
+    "hit rate: 0.0%",
+    "(APIServer pid=1) INFO 07-29 07:15:16 [loggers.py:310] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg "
+    "generation throughput: 1.3 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache "
+    "hit rate: 0.0%",
+]
+ON_CUDA = "INFO 01-02 16:10:03 __init__.py:183] Automatically detected platform cuda."
+ON_CPU = "INFO 05-14 04:44:35 [__init__.py:239] Automatically detected platform cpu."
+
+
+def _watch(*lines: str) -> PlatformWatch:
+    watch = PlatformWatch()
+    for line in lines:
+        watch.observe(line)
+    return watch
+
+
+def test_slow_decoding_needs_an_accelerator_shown_and_no_cpu() -> None:
+    # the stats lines alone show no hardware: V1 prints 'GPU KV cache usage' on s390x, V0 on any CPU server
+    assert classify_lines(S390X).kind == HEALTHY
+    assert not _watch(*S390X).gpu and not _watch(*S390X).cpu
+    # a CPU shown anywhere silences it, before or after the stats, and beside an accelerator's words
+    for cpu in (ON_CPU, "WARNING 01-17 07:57:05 _logger.py:72] Pin memory is not supported on CPU.",
+                "INFO 07-29 07:12:01 [cpu_worker.py:102] OMP threads binding of Process 88: 0-15 on s390x",
+                "INFO 05-02 10:11:12 selector.py:193] Using Torch SDPA backend.",
+                "INFO 05-02 10:11:13 executor_base.py:110] # CPU blocks: 2340"):
+        assert classify_lines([cpu, *S390X]).kind == HEALTHY, cpu
+        assert classify_lines([*S390X, cpu]).kind == HEALTHY, cpu
+        assert classify_lines([ON_CUDA, cpu, *S390X]).kind == HEALTHY, cpu
+        assert _watch(ON_CUDA, cpu).cpu and not _watch(ON_CUDA, cpu).accelerator
+    # on an accelerator shown before or after them, the same rates crawl
+    for gpu in (ON_CUDA, "INFO 01-02 16:10:40 model_runner.py:1430] Capturing cudagraphs for decoding.",
+                "INFO 01-02 16:10:20 gpu_executor.py:122] # GPU blocks: 2081, # CPU blocks: 2048",
+                "INFO 01-02 16:10:05 pynccl.py:69] vLLM is using nccl==2.21.5"):
+        assert _watch(gpu).accelerator, gpu
+        assert classify_lines([gpu, *S390X]).kind == "slow_or_stalled", gpu
+        assert classify_lines([*S390X, gpu]).kind == "slow_or_stalled", gpu
+    # V0's GPU report names its CPU swap space beside the GPU cache: no CPU evidence
+    v0 = ("INFO 03-18 09:04:46 [metrics.py:481] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: "
+          "0.4 tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.6%, CPU KV cache "
+          "usage: 0.0%.")
+    assert not _watch(v0).cpu
+    assert _watch("INFO 05-02 10:11:14 metrics.py:345] Avg prompt throughput: 0.0 tokens/s, Running: 1 reqs, "
+                  "CPU KV cache usage: 0.1%").cpu
