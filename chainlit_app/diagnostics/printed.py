@@ -24,6 +24,7 @@ from .lineformat import strip_ansi
 from .printed_chunks import RULE_ID as PRINTED_CHUNK
 from .printed_chunks import is_printed_none, read_printed_chunk
 from .taxonomy import KINDS, Kind
+from .turn_markers import SPELLED_ID, spelled_marker
 from .word_salad import RULE_ID as WORD_SALAD
 from .word_salad import is_word_salad
 
@@ -177,6 +178,10 @@ class PrintedOutput:
             return []
         if len(self._plain) >= MAX_PLAIN_LINES:
             self._plain.clear()
+        if (marker := spelled_marker(key)) is not None:  # a template that is not the model's (a printed prompt
+            self._loop_reported = True  # may hold whole markers: only their pieces spelled on are read here)
+            hint = Msg("hint.marker_spelled_in_pieces", marker=marker)
+            return [self._finding(Kind.CHAT_TEMPLATE, lineno, text, hint, SPELLED_ID, "weak")]
         if len(key) >= 20 and is_garbled(key):
             if shows_byte_pieces(key):
                 return [self._finding(Kind.DECODE_ERROR, lineno, text, byte_pieces_hint(), BYTE_PIECES, "weak")]

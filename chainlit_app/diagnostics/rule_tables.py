@@ -12,6 +12,7 @@ from __future__ import annotations
 from .rules import Rule
 from .rules_builds import BUILD_RULES
 from .rules_clients import CLIENT_RULES
+from .rules_figures import FIGURE_RULES
 from .rules_gateways import GATEWAY_RULES
 from .rules_installs import INSTALL_RULES
 from .rules_model import MODEL_RULES
@@ -27,5 +28,5 @@ from .rules_wrappers import WRAPPER_RULES
 
 STARTUP_RULES: tuple[Rule, ...] = RELEASE_RULES + INSTALL_RULES + MODEL_RULES + RESOURCE_RULES + BUILD_RULES + RAY_RULES
 RULES: tuple[Rule, ...] = (STARTUP_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES + GATEWAY_RULES + SHAPE_RULES
-                          + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
+                          + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

@@ -5,7 +5,10 @@ on everything fails here."""
 from __future__ import annotations
 
 from chainlit_app.diagnostics import HEALTHY, classify_lines
+from chainlit_app.diagnostics.answers import judge_answer
 from chainlit_app.diagnostics.platforms import PlatformWatch
+from chainlit_app.diagnostics.rules_figures import prompt_exceeds_maximum
+from chainlit_app.diagnostics.turn_markers import spelled_marker
 
 # vLLM PR #50219: an IBM Z (s390x) CPU server's normal stats, V1's wording: 'GPU KV cache usage' on a CPU
 S390X = [
@@ -57,3 +60,46 @@ def test_slow_decoding_needs_an_accelerator_shown_and_no_cpu() -> None:
     assert not _watch(v0).cpu
     assert _watch("INFO 05-02 10:11:14 metrics.py:345] Avg prompt throughput: 0.0 tokens/s, Running: 1 reqs, "
                   "CPU KV cache usage: 0.1%").cpu
+
+
+def test_a_signal_handlers_report_by_number_is_a_fatal_signal() -> None:
+    stats = ("INFO 06-07 17:14:07 metrics.py:161] Avg prompt throughput: 2102.7 tokens/s, Avg generation throughput: "
+             "146.2 tokens/s, Running: 4 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 4.5%, CPU KV "
+             "cache usage: 0.0%")
+    # Triton Inference Server #7332: its vLLM backend dies under concurrent requests
+    crash = ["Signal (11) received.", " 0# 0x0000559334F1667D in /opt/tritonserver/bin/tritonserver",
+             " 1# 0x00007FA5EAD8D520 in /usr/lib/x86_64-linux-gnu/libc.so.6"]
+    report = classify_lines([stats, *crash])
+    assert report.kind == "engine_error" and report.root is not None and report.root.basis == "phase"
+    assert classify_lines(["Signal (6) received."]).kind == "engine_error"
+    # words about signals that report none stay quiet
+    assert classify_lines([stats, "INFO 06-07 17:14:09 server.py:88] Signal handlers installed for SIGTERM."]
+                          ).kind == HEALTHY
+
+
+def test_a_prompt_count_above_the_maximum_is_context_length() -> None:
+    swift = ("[WARNING:swift] max_model_len(40960) - num_tokens(118444) < max_tokens(1024). Setting max_tokens: "
+             "-77484")  # ms-swift #4893
+    assert prompt_exceeds_maximum(swift)
+    report = classify_lines([swift])
+    assert report.kind == "context_length" and report.root is not None
+    assert report.root.rule == "prompt_count_above_maximum"
+    # the same words with the count below the maximum: the answer's budget trimmed to what is left
+    trimmed = swift.replace("118444", "40000").replace("-77484", "960")
+    assert not prompt_exceeds_maximum(trimmed) and classify_lines([trimmed]).kind == HEALTHY
+    assert prompt_exceeds_maximum("prompt length 9000 exceeds max_model_len=8192")
+    assert not prompt_exceeds_maximum("INFO Using max_model_len=8192, max_num_batched_tokens=16384")
+
+
+def test_a_template_marker_spelled_in_pieces_is_a_template_mismatch() -> None:
+    baichuan = "None<|im_end| | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | |None"  # Baichuan2 #202
+    assert spelled_marker(baichuan) == "<|im_end|>"
+    report = classify_lines([baichuan])
+    assert report.kind == "chat_template" and report.root is not None
+    assert report.root.rule == "marker_spelled_in_pieces"
+    verdict = judge_answer(baichuan, "length", 512)
+    assert verdict is not None and verdict.kind == "chat_template"
+    # a whole marker, a marker explained in code, a Markdown table's pipes: not spelled pieces
+    assert spelled_marker("Hello!<|im_end|>\n| a | b |\n|---|---|\n| 1 | 2 |") is None
+    assert spelled_marker("ChatML ends a turn with `<|im_end| | | | | |`") is None
+    assert classify_lines(["| name | size | | | | | |", "| a | 1 | | | | | |"]).kind == HEALTHY
