@@ -24,6 +24,7 @@ from chainlit_app.i18n import Msg
 
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .chains import SEPARATOR, ChainLinks
+from .cut_stacks import cut_in_kernel_launch
 from .events import Body, EventFolder, Traceback
 from .exceptions import SERVING_ONLY, ancestry, error_body, exception_name, lookup, owner_of, raised_in
 from .findings import Finding, evidence_text
@@ -285,8 +286,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         still_open = self._folder.open_tracebacks()
         if not self._phases.seen_marker and any(stack_shows_serving(tb.functions[-12:]) for tb in still_open):
             self._phases.enter(Phase.SERVING)  # a stack cut off by the excerpt still shows where it ran
-        # guesses made before the excerpt showed it was serving (a stop after serving counts: the engine
-        # died while serving and the server shut down)
+        # guesses made before the excerpt showed serving (a stop after serving counts: the engine died serving)
         if self._phases.served and self.phase >= Phase.SERVING and not self._phases.saw_start:
             for guess, tb, text in self._tb_guesses:  # what the type or the place means while serving
                 settled = self._ladder(tb, text, Phase.SERVING, [], guess.points_to)
@@ -375,7 +375,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         if stack_shows_serving(tb.functions[-12:]) or SERVING_ONLY.intersection(ancestry(tb.exception_type)):
             self._phases.enter(Phase.SERVING)
             return Phase.SERVING
-        if tb.native:  # native code (kernels, NCCL, copies) runs once the model is loaded, as for a fatal signal
+        if tb.native or cut_in_kernel_launch(tb):  # native code (kernels, NCCL) runs once the model is loaded
             return Phase.SERVING
         if not stack_shows_starting(tb.functions) and words_show_serving(tb.message):
             return Phase.SERVING

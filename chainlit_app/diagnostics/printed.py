@@ -44,8 +44,9 @@ _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 _HAS_LETTERS = re.compile(r"[^\W\d_]")
-# A rule drawn with one symbol (a test script's '=====' banner around its sections): layout, never an answer
-_BANNER = re.compile(r"([=\-*#_~+.─━═])\1{9,}")
+# A rule drawn with one symbol (a test script's '=====' banner around its sections): layout, never an answer;
+# nor is Python 3.11's caret line under a frame's code ('^^^^^', '~~~^^^') in an excerpt cut inside a traceback
+_BANNER = re.compile(r"([=\-*#_~+.─━═])\1{9,}|[\^~]{3,}")
 # vLLM's offline progress bar (tqdm; a paste may hold several of its updates on one line)
 _PROMPTS_BAR = re.compile(r"Processed prompts:\s*(\d+)%")
 # A process tag before a process's own print (Ray's worker stdout '(main_task pid=360402) ', vLLM's

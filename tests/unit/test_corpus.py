@@ -104,6 +104,17 @@ ACCEPTED_READINGS = {
     "round11a_verl2710_vllm_v1_rollout_qwen25_corrupt_multilingual.log": (
         "decode_error", "after a normal chain of thought the text turns into Japanese, Arabic, Russian, Korean, "
         "Vietnamese and Thai pieces in one sentence: no language, the decode_error side of the line"),
+    "round12a_qwen178_qwen15_05b_finetuned_all_exclamations.log": (
+        "decode_error", "the same as the three above: a whole answer of '!' is token 0 repeated (argmax of NaN logits "
+        "in Qwen's byte-level vocabulary), the decode_error side of the line; the thread's fix (a vLLM upgrade) "
+        "fits a numerics bug, and the collector's DOUBT names the degenerate reading"),
+    # vLLM's 'No platform detected, vLLM is running on UnspecifiedPlatform' and 'Failed to infer device type' say
+    # that vLLM saw no device: a container without its GPUs (round 12, vLLM #12847 and #13946) is a start-up
+    # failure, not a version problem (`rules_paths.no_platform_detected`). An earlier collector labelled it:
+    "gh15992_no_platform_detected.log": (
+        "startup_failure", "the line names no platform, which a GPU that is not visible and a build without its "
+        "platform both print; that this vLLM was built from a source tree ('This is version of botao vllm') is the "
+        "label's reading, and the rule's hint names the CPU build too"),
     "round9_ascend5509_dsv31_worker_aclnninplacecopy_inner_error.log": (
         "startup_failure", "the excerpt shows no phase: the worker's busy loop (multiproc_executor) runs the NPU "
         "operators during the start-up's profiling and warm-up as while serving, and the collector's DOUBT says "

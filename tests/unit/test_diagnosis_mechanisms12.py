@@ -103,3 +103,62 @@ def test_a_template_marker_spelled_in_pieces_is_a_template_mismatch() -> None:
     assert spelled_marker("Hello!<|im_end|>\n| a | b |\n|---|---|\n| 1 | 2 |") is None
     assert spelled_marker("ChatML ends a turn with `<|im_end| | | | | |`") is None
     assert classify_lines(["| name | size | | | | | |", "| a | 1 | | | | | |"]).kind == HEALTHY
+
+
+# DeepSeek-OCR #299 under journald: the EngineCore stack cut inside Triton's launch of the fused-MoE kernel
+OCR = [f"Dec 09 13:35:40 host deepseek-ocr[206214]: (EngineCore_DP0 pid=86) {line}" for line in (
+    "^^^^^^^^^^^^^^^^^^^",
+    'File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/fused_moe/fused_moe.py", line 1896, in '
+    "fused_experts_impl",
+    "invoke_fused_moe_kernel(",
+    'File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/fused_moe/fused_moe.py", line 693, in '
+    "invoke_fused_moe_kernel",
+    "fused_moe_kernel[grid](",
+    'File "/usr/local/lib/python3.12/dist-packages/triton/runtime/jit.py", line 419, in',
+    "return lambda *args, **kwargs: self.run(grid=grid, warmup=False, *args, **kwargs)",
+    'File "/usr/local/lib/python3.12/dist-packages/triton/runtime/jit.py", line 756, in run',
+)]
+
+
+def test_a_stack_cut_inside_a_kernel_launch_is_read_by_its_phase() -> None:
+    report = classify_lines(OCR)
+    assert report.kind == "engine_error" and report.root is not None and report.root.basis == "phase"
+    # the same stack under the start-up's profiling run: a kernel that fails there is a build that does not fit
+    profiling = [OCR[0].replace("^^^^^^^^^^^^^^^^^^^", 'File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/'
+                                'gpu_model_runner.py", line 2400, in profile_run'), *OCR[1:]]
+    assert classify_lines(profiling).kind == "version_mismatch"
+    # with its exception line the exception decides, as before
+    error = OCR[0].replace("^^^^^^^^^^^^^^^^^^^", "RuntimeError: Triton Error [CUDA]: device kernel image is invalid")
+    assert classify_lines([*OCR, error]).kind == "version_mismatch"
+
+
+def test_a_model_path_or_device_that_is_not_there() -> None:
+    for line in ("OSError: Incorrect path_or_model_id: '/data1/models/deepseek'. Please provide either the path to a "
+                 "local folder or the repo_id of a model on the Hub.",  # vLLM #8262
+                 "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the "
+                 "cached files and it looks like Qwen-14B-Chat-AWQ is not the path to a directory containing a file "
+                 "named config.json."):  # vLLM #2247
+        assert classify_lines([line]).kind == "model_not_found", line
+    # a hub id in the same offline words: the hub is out of reach
+    offline = ("OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the "
+               "cached files and it looks like Qwen/Qwen-14B-Chat is not the path to a directory containing a file "
+               "named config.json.")
+    assert classify_lines([offline]).kind == "startup_failure"
+    # no device: a start-up failure, not a version problem (vLLM #13946, #12847)
+    tail = ['  File "/usr/local/lib/python3.12/dist-packages/vllm/config.py", line 1433, in __init__',
+            '    raise RuntimeError("Failed to infer device type")', "RuntimeError: Failed to infer device type"]
+    report = classify_lines(["             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^", *tail])
+    assert report.kind == "startup_failure" and [f.rule for f in report.findings] == ["no_platform_detected"]
+    assert classify_lines(["INFO 05-14 04:44:35 [__init__.py:243] No platform detected, vLLM is running on "
+                           "UnspecifiedPlatform"]).kind == "startup_failure"
+
+
+def test_a_function_refusing_an_argument_quoted_while_starting_is_a_version_mismatch() -> None:
+    lines = ['INFO 12-16 10:12:37 [__init__.py:216] Automatically detected platform cuda.',
+             'E1216 02:12:49.624646 179 model.py:248] "[vllm] Failed to start engine: NoneType: None\\n"',
+             'I1216 02:12:49.624943 179 pb_stub.cc:388] "Failed to initialize Python stub: TypeError: '
+             "build_async_engine_client_from_engine_args() got an unexpected keyword argument 'stat_loggers'\\n\\nAt:"
+             '\\n  /opt/tritonserver/backends/vllm/model.py(301): _run_llm_engine\\n"']  # Triton server #8578
+    report = classify_lines(lines)
+    assert report.kind == "version_mismatch" and report.root is not None
+    assert report.root.rule == "call_signature_mismatch"
