@@ -49,6 +49,11 @@ KNOWN_HEALTHY_MISSES = {
     "line shows the hardware: the 16 H100s are in the thread's words, and vLLM's stats lines print 'GPU KV cache "
     "usage' on CPU servers too (an IBM Z decoding its normal 1.2 tokens/s, round 12); no per-request rate is slow "
     "without knowing the hardware, so slow decoding is read only where the log shows an accelerator",
+    "round12a_qwen3vl1636_8b_thinking_turns_to_mixed_junk.log": "Chinese reasoning whose English list items turn "
+    "into fragments ('time dialy recording spoon (& food vs bath) stopped', 'Biany Fen Chinese的理解焦点'): each "
+    "script well formed and mixed as Chinese technical writing mixes them, no U+FFFD, mojibake or byte pieces, nothing "
+    "repeated, a quarter of its English words function words (word salad has under 6 %), and no finish reason or "
+    "length limit in the excerpt; telling it from a bilingual answer or a quoted passage needs a reader",
     "round5_gh4760_functionary_small_3090_enforce_eager_2_2_tok_s.log": "one stats line at 2.2 tokens/s for one "
     "request: a prompt prefilled in the same interval (102 tokens/s) means the request may have arrived late in "
     "it, and a CPU server (this app's own) decodes at 1-5 tokens/s when healthy; one low rate names nothing",
