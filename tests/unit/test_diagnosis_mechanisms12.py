@@ -29,7 +29,7 @@ ON_CPU = "INFO 05-14 04:44:35 [__init__.py:239] Automatically detected platform 
 def _watch(*lines: str) -> PlatformWatch:
     watch = PlatformWatch()
     for line in lines:
-        watch.observe(line)
+        watch.observe(line.lower())
     return watch
 
 
