@@ -15,7 +15,7 @@ from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .printed_chunks import inner_content
 from .taxonomy import Kind
 from .thinking import has_thinking, split_thinking
-from .turn_markers import leaked_turn_marker
+from .turn_markers import leaked_turn_marker, spelled_marker
 from .word_salad import is_word_salad
 
 # Long runs of digits again and again: numbers a broken model emits instead of words.
@@ -208,6 +208,9 @@ def judge_answer(
     garbled = _garbled(text)
     if garbled is not None:
         return garbled
+    if (marker := spelled_marker(text)) is not None:
+        return AnswerVerdict(Kind.CHAT_TEMPLATE, f"the answer spells the chat template's {marker} in pieces",
+                             Msg("hint.marker_spelled_in_pieces", marker=marker))
     if (marker := leaked_turn_marker(text)) is not None:
         return AnswerVerdict(
             Kind.CHAT_TEMPLATE,

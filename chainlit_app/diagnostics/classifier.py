@@ -24,6 +24,7 @@ from chainlit_app.i18n import Msg
 
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .chains import SEPARATOR, ChainLinks
+from .cut_stacks import cut_in_kernel_launch
 from .events import Body, EventFolder, Traceback
 from .exceptions import SERVING_ONLY, ancestry, error_body, exception_name, lookup, owner_of, raised_in
 from .findings import Finding, evidence_text
@@ -102,6 +103,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         if '"log":' in raw[:40] or ('{"' in raw[:60] and raw.endswith("}")):
             raw = unwrap_docker_json(raw)  # Docker's json-file lines and structured (JSON) log lines
         low = raw.lower()
+        self._stalls.platform.observe(low)
         if "LISTEN" in raw or "Uvicorn running on" in raw:
             self._ports.observe(strip_ansi(raw), lineno)
         if not (self._folder.in_traceback or self._folder.in_body):
@@ -156,7 +158,7 @@ class LineClassifier(PrintedOutput, RequestLines):
                 if signal else []
         if "unfinished: True" in msg:
             self._stalls.holds_work(msg, parsed.process)
-        signals = self._stalls.stats(msg, self.phase == Phase.STOPPING) if "hroughput" in msg else None
+        signals = self._stalls.stats(msg, self.phase == Phase.STOPPING, (lineno, text)) if "hroughput" in msg else None
         if signals is not None:
             self._phases.enter(Phase.SERVING)
             return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, s.hint, s.rule, s.role) for s in signals]
@@ -284,8 +286,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         still_open = self._folder.open_tracebacks()
         if not self._phases.seen_marker and any(stack_shows_serving(tb.functions[-12:]) for tb in still_open):
             self._phases.enter(Phase.SERVING)  # a stack cut off by the excerpt still shows where it ran
-        # guesses made before the excerpt showed it was serving (a stop after serving counts: the engine
-        # died while serving and the server shut down)
+        # guesses made before the excerpt showed serving (a stop after serving counts: the engine died serving)
         if self._phases.served and self.phase >= Phase.SERVING and not self._phases.saw_start:
             for guess, tb, text in self._tb_guesses:  # what the type or the place means while serving
                 settled = self._ladder(tb, text, Phase.SERVING, [], guess.points_to)
@@ -301,7 +302,8 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._tb_guesses.clear()
         found = [self._finding(v.kind, line, v.evidence, v.hint, f"stream_{v.kind.value}", "decisive")
                  for v, line in self._streams.flush()]
-        found += self._stuck_progress()
+        found += self._stuck_progress() + [self._finding(Kind.SLOW_OR_STALLED, s.line, s.text, s.hint, s.rule, s.role)
+                                           for s in self._stalls.held()]
         if (moved := self._ports.moved()) is not None:
             found.append(self._finding(Kind.PORT_IN_USE, moved[1], moved[2], Msg("hint.server_moved_port",
                                        port=moved[0]), "server_moved_past_taken_port", "weak"))
@@ -373,7 +375,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         if stack_shows_serving(tb.functions[-12:]) or SERVING_ONLY.intersection(ancestry(tb.exception_type)):
             self._phases.enter(Phase.SERVING)
             return Phase.SERVING
-        if tb.native:  # native code (kernels, NCCL, copies) runs once the model is loaded, as for a fatal signal
+        if tb.native or cut_in_kernel_launch(tb):  # native code (kernels, NCCL) runs once the model is loaded
             return Phase.SERVING
         if not stack_shows_starting(tb.functions) and words_show_serving(tb.message):
             return Phase.SERVING

@@ -60,6 +60,8 @@ _ACCESS = re.compile(r"\"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<stat
 _FATAL = re.compile(
     r"Fatal Python error|Segfault encountered|"
     r"SIGSEGV|SIGABRT|SIGBUS|Segmentation fault|core dumped|\bsignal 11\b|exitcode=-(?:11|6)\b|"
+    # a signal handler's own report by number (Triton Inference Server: "Signal (11) received.")
+    r"\bsignal \((?:11|6|7)\) received|"
     # Python's subprocess convention: a negative return code is the signal that killed the child (11 SIGSEGV,
     # 6 SIGABRT, 7 SIGBUS), as Ray reports its dashboard: "Failed to start the dashboard, return code -11"
     r"\b(?:return|exit) ?code:? -(?:11|6|7)\b|\breturncode=-(?:11|6|7)\b|"

@@ -24,6 +24,7 @@ from .lineformat import strip_ansi
 from .printed_chunks import RULE_ID as PRINTED_CHUNK
 from .printed_chunks import is_printed_none, read_printed_chunk
 from .taxonomy import KINDS, Kind
+from .turn_markers import SPELLED_ID, spelled_marker
 from .word_salad import RULE_ID as WORD_SALAD
 from .word_salad import is_word_salad
 
@@ -43,8 +44,9 @@ _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 _HAS_LETTERS = re.compile(r"[^\W\d_]")
-# A rule drawn with one symbol (a test script's '=====' banner around its sections): layout, never an answer
-_BANNER = re.compile(r"([=\-*#_~+.─━═])\1{9,}")
+# A rule drawn with one symbol (a test script's '=====' banner around its sections): layout, never an answer;
+# nor is Python 3.11's caret line under a frame's code ('^^^^^', '~~~^^^') in an excerpt cut inside a traceback
+_BANNER = re.compile(r"([=\-*#_~+.─━═])\1{9,}|[\^~]{3,}")
 # vLLM's offline progress bar (tqdm; a paste may hold several of its updates on one line)
 _PROMPTS_BAR = re.compile(r"Processed prompts:\s*(\d+)%")
 # A process tag before a process's own print (Ray's worker stdout '(main_task pid=360402) ', vLLM's
@@ -177,6 +179,10 @@ class PrintedOutput:
             return []
         if len(self._plain) >= MAX_PLAIN_LINES:
             self._plain.clear()
+        if (marker := spelled_marker(key)) is not None:  # a template that is not the model's (a printed prompt
+            self._loop_reported = True  # may hold whole markers: only their pieces spelled on are read here)
+            hint = Msg("hint.marker_spelled_in_pieces", marker=marker)
+            return [self._finding(Kind.CHAT_TEMPLATE, lineno, text, hint, SPELLED_ID, "weak")]
         if len(key) >= 20 and is_garbled(key):
             if shows_byte_pieces(key):
                 return [self._finding(Kind.DECODE_ERROR, lineno, text, byte_pieces_hint(), BYTE_PIECES, "weak")]

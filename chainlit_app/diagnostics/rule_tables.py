@@ -12,9 +12,11 @@ from __future__ import annotations
 from .rules import Rule
 from .rules_builds import BUILD_RULES
 from .rules_clients import CLIENT_RULES
+from .rules_figures import FIGURE_RULES
 from .rules_gateways import GATEWAY_RULES
 from .rules_installs import INSTALL_RULES
 from .rules_model import MODEL_RULES
+from .rules_paths import PATH_RULES
 from .rules_ray import RAY_RULES
 from .rules_refusals import REFUSAL_RULES
 from .rules_releases import RELEASE_RULES
@@ -25,7 +27,8 @@ from .rules_shapes import SHAPE_RULES
 from .rules_status import STATUS_RULES
 from .rules_wrappers import WRAPPER_RULES
 
-STARTUP_RULES: tuple[Rule, ...] = RELEASE_RULES + INSTALL_RULES + MODEL_RULES + RESOURCE_RULES + BUILD_RULES + RAY_RULES
+STARTUP_RULES: tuple[Rule, ...] = (RELEASE_RULES + INSTALL_RULES + PATH_RULES + MODEL_RULES + RESOURCE_RULES
+                                   + BUILD_RULES + RAY_RULES)
 RULES: tuple[Rule, ...] = (STARTUP_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES + GATEWAY_RULES + SHAPE_RULES
-                          + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
+                          + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

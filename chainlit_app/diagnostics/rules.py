@@ -18,6 +18,7 @@ Each rule has a role:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -49,6 +50,7 @@ class Rule:
     exception_types: tuple[str, ...] = ()  # class names (last dotted part) of the traceback's exception
     raised_in: tuple[str, ...] = ()  # path fragments of the innermost vLLM/transformers frame
     levels: tuple[str, ...] = ()  # ERROR, WARNING, ...
+    check: Callable[[str], bool] | None = None  # what a pattern cannot say (figures compared), on the message
 
     @property
     def specificity(self) -> int:
@@ -180,6 +182,7 @@ def rule(
     exception_types: tuple[str, ...] = (),
     raised_in: tuple[str, ...] = (),
     levels: tuple[str, ...] = (),
+    check: Callable[[str], bool] | None = None,
 ) -> Rule:
     """Build a rule; the needles for the pre-filter are derived from the pattern."""
     flags = 0 if case else re.IGNORECASE
@@ -196,6 +199,7 @@ def rule(
         exception_types,
         raised_in,
         levels,
+        check,
     )
 
 
@@ -211,7 +215,7 @@ def applies(candidate: Rule, message: str, context: Context) -> bool:
         return False
     if candidate.raised_in and not any(part in context.raised_in for part in candidate.raised_in):
         return False
-    return candidate.pattern.search(message) is not None
+    return candidate.pattern.search(message) is not None and (candidate.check is None or candidate.check(message))
 
 
 def _rank(candidate: Rule) -> tuple[bool, int]:

@@ -46,8 +46,7 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"NVIDIA driver on your system is too old|CUDA driver version is insufficient|"
         r"forward compatibility was attempted on non supported HW|Found no NVIDIA driver|"
-        r"Failed to infer device type|No CUDA GPUs are available|Torch not compiled with CUDA enabled|"
-        r"No platform detected, vLLM is running on UnspecifiedPlatform|"
+        r"No CUDA GPUs are available|Torch not compiled with CUDA enabled|"
         r"unsupported display driver / cuda driver combination|\bError 803\b|"
         # nvidia-container-cli refuses to start an image built for a newer CUDA than the host driver offers
         r"unsatisfied condition: cuda\s*>=|please update your (?:NVIDIA )?driver to a newer version|"

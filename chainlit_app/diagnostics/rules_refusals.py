@@ -61,16 +61,19 @@ REFUSAL_RULES: tuple[Rule, ...] = (
     rule(
         "call_signature_mismatch",
         Kind.VERSION_MISMATCH,
-        # a class's constructor refusing an argument its caller passes, quoted inside another message while
+        # a constructor or function refusing an argument its caller passes, quoted inside another message while
         # starting: the caller was written for another release of the library (the TypeError entry of
         # `exceptions.py` reads the same words when they end a traceback)
-        r"\b[A-Z]\w*\.__init__\(\) got an unexpected keyword argument",
+        r"\b(?:[A-Z]\w*\.__init__|[a-z_]\w*)\(\) got an unexpected keyword argument",
         phases=STARTING,
         hint=Msg("exception.TypeError.version_mismatch"),
         examples=(
             # tt-inference-server #3190: the vLLM bundled with tt-forge does not match the server code
             "ERROR - [warmup] async failed after 2.6761 seconds. Error: EngineArgs.__init__() got an unexpected "
             "keyword argument 'task'",
+            # Triton Inference Server #8578: its vLLM backend calls a function the installed vLLM changed
+            'I1216 02:12:49.624943 179 pb_stub.cc:388] "Failed to initialize Python stub: TypeError: '
+            "build_async_engine_client_from_engine_args() got an unexpected keyword argument 'stat_loggers'",
         ),
     ),
 )

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from chainlit_app.i18n import Msg
 
+from .platforms import PlatformWatch
+
 _STAT_RUNNING = re.compile(r"Running: (\d+) reqs")
 _STAT_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs")
 _STAT_PROMPT = re.compile(r"Avg prompt throughput: ([\d.]+)")
@@ -22,8 +24,9 @@ _STAT_KV = re.compile(r"(?:GPU|CPU)? ?KV cache usage: ([\d.]+)%")
 # Where one report begins: a paste may fuse two reports on one line ('…usage: 0.0%.INFO 01-02 16:17:07 …')
 _REPORT_START = re.compile(r"(?=Avg prompt throughput:)")
 # A decoding request on an accelerator gets ten tokens a second or more even for the largest models (the
-# healthy corpus's slowest pure-decoding report: 14.5 tokens/s for one request); a CPU decodes at 1-5, and a
-# CPU server's reports say 'CPU KV cache usage' alone (V0's 'CPU KV cache' beside the GPU's is its swap space)
+# healthy corpus's slowest pure-decoding report: 14.5 tokens/s for one request); a CPU decodes at 0.5-5
+# (an IBM Z at 1.2, a large model slower still). No rate is slow without the hardware: the stats lines say 'GPU
+# KV cache' on a CPU server too, so the reading asks the log for an accelerator (`platforms.py`)
 SLOW_DECODE_PER_REQUEST = 5.0
 SLOW_DECODE_REPORTS = 2
 
@@ -35,6 +38,8 @@ class StallSignal:
     rule: str
     hint: str
     role: str
+    line: int = 0  # where it was seen, for a signal held until the log shows its hardware
+    text: str = ""
 
 
 class StallWatch:
@@ -52,21 +57,34 @@ class StallWatch:
         self._slow_decode = 0  # consecutive pure-decoding reports on an accelerator under SLOW_DECODE_PER_REQUEST
         self._queue_free_reported = False
         self._holds_work: set[int] = set()  # engine indexes whose core said it holds a request
+        self.platform = PlatformWatch()  # fed every line by the classifier
+        self._held: list[StallSignal] = []  # slow decoding seen before the log showed its hardware
 
     def reset(self) -> None:
         """A new server life begins."""
         self._shm_waits = 0
 
-    def stats(self, msg: str, stopping: bool) -> list[StallSignal] | None:
+    def stats(self, msg: str, stopping: bool, where: tuple[int, str] = (0, "")) -> list[StallSignal] | None:
         """None when `msg` is no stats line; else what it shows (possibly nothing). Reports fused on one line
-        are read one after the other."""
+        are read one after the other. Slow decoding is said only on an accelerator; before the log showed its
+        hardware it is held (`held`), on a CPU dropped."""
         reports = [part for part in _REPORT_START.split(msg) if part.strip()]
         if len(reports) < 2 or not all(_STAT_GEN.search(part) for part in reports):
-            return self._report(msg, stopping)
-        found: list[StallSignal] = []
-        for part in reports:
-            found += self._report(part, stopping) or []
-        return found
+            found = self._report(msg, stopping)
+        else:
+            found = [signal for part in reports for signal in self._report(part, stopping) or []]
+        if found is None or self.platform.accelerator:
+            return found
+        slow = [s for s in found if s.rule == "stats_slow_decode"]
+        if slow and not self.platform.cpu and not self._held:
+            self._held.append(StallSignal(slow[0].rule, slow[0].hint, slow[0].role, *where))
+        return [s for s in found if s.rule != "stats_slow_decode"]
+
+    def held(self) -> list[StallSignal]:
+        """At the end of a log: slow decoding held for want of hardware evidence, said if an accelerator and no
+        CPU showed later."""
+        held, self._held = self._held, []
+        return held if self.platform.accelerator else []
 
     def _report(self, msg: str, stopping: bool) -> list[StallSignal] | None:
         gen = _STAT_GEN.search(msg)
@@ -160,13 +178,12 @@ class StallWatch:
     def _slow_decoding(self, msg: str, running: int, waiting: int, prompt_tps: float, gen_tps: float,
                        stopping: bool) -> list[StallSignal]:
         """Reports that only decode (no prompt prefilled, nothing waiting, requests running through the whole
-        interval) on an accelerator ('GPU KV cache usage') at under five tokens a second per running request,
-        twice in a row: decoding crawls (`stats_slow_decode`, weak). One report says nothing (a request that
-        arrived late in the interval, or after an idle spell, dilutes the average, and its interval shows the
-        prefill); a CPU server's reports name a CPU KV cache only, and a CPU decodes that slowly when healthy.
-        Once per episode."""
+        interval) at under five tokens a second per running request, twice in a row: decoding crawls
+        (`stats_slow_decode`, weak), if the hardware is an accelerator (`stats` asks). One report says nothing
+        (a request that arrived late in the interval, or after an idle spell, dilutes the average, and its
+        interval shows the prefill). Once per episode."""
         pure_decode = running > 0 and waiting == 0 and prompt_tps == 0 and gen_tps > 0
-        slow = pure_decode and "GPU KV cache usage" in msg and gen_tps / running < SLOW_DECODE_PER_REQUEST
+        slow = pure_decode and gen_tps / running < SLOW_DECODE_PER_REQUEST
         self._slow_decode = self._slow_decode + 1 if slow else 0
         if self._slow_decode != SLOW_DECODE_REPORTS or stopping:
             return []

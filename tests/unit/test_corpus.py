@@ -45,6 +45,15 @@ KNOWN_HEALTHY_MISSES = {
     "same second as the request was received: V0's engine loop does not step while idle, so the first report after "
     "an idle spell divides by the whole spell (prompt 0.0 although a prompt was just admitted); the 30 s per "
     "request are in the thread's words, and the next report (12.0 tokens/s) was cut by the excerpt",
+    "round11a_dsv3_208_16xh100_tp8_pp2_ray_generation_0_1_to_2_9_tok_s.log": "2.9 tokens/s for one request, but no "
+    "line shows the hardware: the 16 H100s are in the thread's words, and vLLM's stats lines print 'GPU KV cache "
+    "usage' on CPU servers too (an IBM Z decoding its normal 1.2 tokens/s, round 12); no per-request rate is slow "
+    "without knowing the hardware, so slow decoding is read only where the log shows an accelerator",
+    "round12a_qwen3vl1636_8b_thinking_turns_to_mixed_junk.log": "Chinese reasoning whose English list items turn "
+    "into fragments ('time dialy recording spoon (& food vs bath) stopped', 'Biany Fen Chinese的理解焦点'): each "
+    "script well formed and mixed as Chinese technical writing mixes them, no U+FFFD, mojibake or byte pieces, nothing "
+    "repeated, a quarter of its English words function words (word salad has under 6 %), and no finish reason or "
+    "length limit in the excerpt; telling it from a bilingual answer or a quoted passage needs a reader",
     "round5_gh4760_functionary_small_3090_enforce_eager_2_2_tok_s.log": "one stats line at 2.2 tokens/s for one "
     "request: a prompt prefilled in the same interval (102 tokens/s) means the request may have arrived late in "
     "it, and a CPU server (this app's own) decodes at 1-5 tokens/s when healthy; one low rate names nothing",
@@ -100,6 +109,17 @@ ACCEPTED_READINGS = {
     "round11a_verl2710_vllm_v1_rollout_qwen25_corrupt_multilingual.log": (
         "decode_error", "after a normal chain of thought the text turns into Japanese, Arabic, Russian, Korean, "
         "Vietnamese and Thai pieces in one sentence: no language, the decode_error side of the line"),
+    "round12a_qwen178_qwen15_05b_finetuned_all_exclamations.log": (
+        "decode_error", "the same as the three above: a whole answer of '!' is token 0 repeated (argmax of NaN logits "
+        "in Qwen's byte-level vocabulary), the decode_error side of the line; the thread's fix (a vLLM upgrade) "
+        "fits a numerics bug, and the collector's DOUBT names the degenerate reading"),
+    # vLLM's 'No platform detected, vLLM is running on UnspecifiedPlatform' and 'Failed to infer device type' say
+    # that vLLM saw no device: a container without its GPUs (round 12, vLLM #12847 and #13946) is a start-up
+    # failure, not a version problem (`rules_paths.no_platform_detected`). An earlier collector labelled it:
+    "gh15992_no_platform_detected.log": (
+        "startup_failure", "the line names no platform, which a GPU that is not visible and a build without its "
+        "platform both print; that this vLLM was built from a source tree ('This is version of botao vllm') is the "
+        "label's reading, and the rule's hint names the CPU build too"),
     "round9_ascend5509_dsv31_worker_aclnninplacecopy_inner_error.log": (
         "startup_failure", "the excerpt shows no phase: the worker's busy loop (multiproc_executor) runs the NPU "
         "operators during the start-up's profiling and warm-up as while serving, and the collector's DOUBT says "
