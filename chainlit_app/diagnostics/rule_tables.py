@@ -19,6 +19,7 @@ from .rules_model import MODEL_RULES
 from .rules_paths import PATH_RULES
 from .rules_ray import RAY_RULES
 from .rules_refusals import REFUSAL_RULES
+from .rules_relayed import RELAYED_RULES
 from .rules_releases import RELEASE_RULES
 from .rules_resources import RESOURCE_RULES
 from .rules_servers import SERVER_RULES
@@ -30,5 +31,5 @@ from .rules_wrappers import WRAPPER_RULES
 STARTUP_RULES: tuple[Rule, ...] = (RELEASE_RULES + INSTALL_RULES + PATH_RULES + MODEL_RULES + RESOURCE_RULES
                                    + BUILD_RULES + RAY_RULES)
 RULES: tuple[Rule, ...] = (STARTUP_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES + GATEWAY_RULES + SHAPE_RULES
-                          + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
+                          + FIGURE_RULES + RELAYED_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
