@@ -1,6 +1,7 @@
-"""Failures told in words the start-up and serving tables did not know: a client library relaying vLLM's refusal
-of a long input, a stack that asks vLLM for a model it does not serve, an environment where vLLM is not installed
-or cannot be resolved, and structured output whose values come back as escape sequences.
+"""Failures told in the words of the tools around vLLM, which the start-up and serving tables did not know: a client
+library relaying vLLM's refusal of a long input, a stack that asks vLLM for a model it does not serve, an
+environment where vLLM is not installed or cannot be resolved, structured output whose values come back as escape
+sequences, a template filter given a value of the wrong type, and Docker's word for a taken port.
 
 Learnt from holdout round 13 (each rule keeps real lines; `tests/unit/test_diagnosis_mechanisms13.py`).
 Data only: see `rules.py` for what the fields mean and how the winner is chosen.
@@ -76,6 +77,29 @@ RELAYED_RULES: tuple[Rule, ...] = (
         examples=(
             # vLLM #8805 (outlines 0.0.46 guided JSON over Chinese text)
             '{"role": "\\u73af\\u8282", "argument": "\\\\u7b80\\\\u5185\\\\u62db\\\\u8282"}',
+        ),
+    ),
+    rule(
+        "template_items_of_non_mapping",
+        Kind.CHAT_TEMPLATE,
+        # jinja2's `items` filter given something that is not a mapping: a chat template iterating a value it
+        # expects as a dict (a tool call's `arguments` passed on as the JSON string a client sent, where vLLM's
+        # own server parses it first). Only the template's render raises these words.
+        r"Can only get item pairs from a mapping",
+        hint=Msg("rule.template_items_of_non_mapping"),
+        examples=("TypeError: Can only get item pairs from a mapping.",),  # LocalAI #10256 (vLLM backend, Qwen3)
+    ),
+    rule(
+        "container_port_allocated",
+        Kind.PORT_IN_USE,
+        # Docker cannot publish a container's port: another container or process holds the host port
+        r"Bind for \S+:\d+ failed: port is already allocated|\bport is already allocated",
+        hint=Msg("rule.port_in_use"),
+        examples=(
+            # tenstorrent tt-studio #507
+            "Error response from daemon: failed to set up container networking: driver failed programming external "
+            "connectivity on endpoint tt_studio_backend_api_dev (abf537d940c8): Bind for 0.0.0.0:8000 failed: port "
+            "is already allocated",
         ),
     ),
 )
