@@ -13,6 +13,7 @@ from chainlit_app.i18n import Msg
 from .answer_loops import MAX_SCAN, distinct_word_ratio, is_looping, repeated_phrase, writes_next_turns
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .printed_chunks import inner_content
+from .scripts import foreign_letters_spattered, scripts_in
 from .taxonomy import Kind
 from .thinking import has_thinking, split_thinking
 from .turn_markers import leaked_turn_marker, spelled_marker
@@ -33,31 +34,6 @@ _ONE_ODD_SYMBOL = re.compile(r"\s*([^\w\s=\-*#_~+.:|/\\<>])\1{15,}\s*")
 _UNKNOWN_RUN = re.compile(r"(?:<unk>\s*){4,}")
 
 
-# Unicode blocks of the scripts an answer may mix: a normal answer uses one or two (a Chinese answer
-# with English names: Han and Latin); garbage from a broken tokenizer or broken numerics mixes many.
-_SCRIPTS: tuple[tuple[str, int, int], ...] = (
-    ("latin", 0x41, 0x24F), ("greek", 0x370, 0x3FF), ("cyrillic", 0x400, 0x52F), ("hebrew", 0x590, 0x5FF),
-    ("arabic", 0x600, 0x6FF), ("devanagari", 0x900, 0x97F), ("thai", 0xE00, 0xE7F), ("hangul", 0x1100, 0x11FF),
-    ("kana", 0x3040, 0x30FF), ("han", 0x4E00, 0x9FFF), ("hangul", 0xAC00, 0xD7AF),
-)
-
-
-def scripts_in(text: str) -> set[str]:
-    """The writing systems whose letters occur in `text`."""
-    found: set[str] = set()
-    for ch in text:
-        code = ord(ch)
-        if code < 0x41 or not ch.isalpha():
-            continue
-        for name, low, high in _SCRIPTS:
-            if low <= code <= high:
-                found.add(name)
-                break
-        else:
-            found.add(f"block-{code >> 7:x}")  # a script not in the table (Telugu, Tamil, Georgian, ...)
-    return found
-
-
 # UTF-8 bytes shown as Latin-1 / byte-level BPE symbols: 'æĺ¯', 'ï¼Į', 'è£¤åŃĲ'.
 _MOJIBAKE = re.compile(r"[\u00c2-\u00ef][\u0080-\u00bf\u0100-\u017f]")
 
@@ -75,8 +51,10 @@ def is_garbled(text: str, whole_answer: bool = False) -> bool:
     scripts = scripts_in(text[:2000])
     rare = scripts - {"latin", "han", "greek", "kana"}
     # Latin and Han together are common (a Chinese answer naming English terms); a third, unrelated
-    # script beside them (Hebrew, Thai, Hangul, Arabic ...) is the mark of tokens drawn at random.
-    return len(scripts) >= 4 or len(rare) >= 2 or (bool(rare) and {"latin", "han"} <= scripts)
+    # script beside them (Hebrew, Thai, Hangul, Arabic ...) is the mark of tokens drawn at random, unless
+    # the foreign letters are only a few slipped into one language's words (`scripts.py`)
+    mixed = len(scripts) >= 4 or len(rare) >= 2 or (bool(rare) and {"latin", "han"} <= scripts)
+    return mixed and not foreign_letters_spattered(text[:2000])
 
 
 @dataclass(frozen=True)

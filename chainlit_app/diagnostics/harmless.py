@@ -32,7 +32,9 @@ HARMLESS: tuple[re.Pattern[str], ...] = (
 # WSL is detected", "KV cache memory ...") unless it names an actual memory failure.
 _MEMORY_WORD = re.compile(r"memory", re.I)
 _MEMORY_FAILURE = re.compile(
-    r"out of memory|OutOfMemory|Cannot allocate memory|No available memory|not enough memory|oom", re.I
+    r"out of memory|OutOfMemory|Cannot allocate memory|No available memory|not enough memory|oom|"
+    # vLLM's preemption warning advises more memory: a shortage that slows every answer, not a tuning note
+    r"not enough KV cache space", re.I
 )
 
 # During warm-up compilation vLLM prints this every 60 s; only after start-up does it mean a stall.

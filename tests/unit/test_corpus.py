@@ -113,6 +113,18 @@ ACCEPTED_READINGS = {
         "decode_error", "the same as the three above: a whole answer of '!' is token 0 repeated (argmax of NaN logits "
         "in Qwen's byte-level vocabulary), the decode_error side of the line; the thread's fix (a vLLM upgrade) "
         "fits a numerics bug, and the collector's DOUBT names the degenerate reading"),
+    # Round 13 (the twelfth pass): two answers labelled degenerate_output carry the signs the line gives to
+    # decode_error, U+FFFD among pieces of unrelated scripts; a loop in one language with a few foreign letters
+    # slipped into its words is read degenerate (`scripts.foreign_letters_spattered`), these are not that:
+    "round13a_gh1385_starcoder_v020_completion_token_noise.log": (
+        "decode_error", "tokens of Latin, Han, Cyrillic, Hangul and Arabic in one run ('FloatingVPNcdn问题', 'запис', "
+        "'상', 'اف') with two U+FFFD, the shape of qwen3_503 and gh42715 (labelled and accepted decode_error): the "
+        "label reads the noise, the line reads tokens decoded to no language (here a vLLM upgrade that changed how "
+        "StarCoder's completion prompt was tokenized)"),
+    "round13a_gh8017_internvl2_2b_tp2_gibberish_vision_offline.log": (
+        "decode_error", "the nonsense ends in a line that starts with U+FFFD and mixes Han with Latin fragments "
+        "('\ufffd2/定有了一个iSA诉快的队'): a byte piece decoded alone, decode_error's sign; the cause (a tensor-"
+        "parallel weight split for InternLM2) is broken numerics, which both readings name"),
     # vLLM's 'No platform detected, vLLM is running on UnspecifiedPlatform' and 'Failed to infer device type' say
     # that vLLM saw no device: a container without its GPUs (round 12, vLLM #12847 and #13946) is a start-up
     # failure, not a version problem (`rules_paths.no_platform_detected`). An earlier collector labelled it:
