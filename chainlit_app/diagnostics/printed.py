@@ -21,6 +21,7 @@ from .detok_shortfall import MECHANISM_ID as TEXT_SHORTER
 from .detok_shortfall import text_shorter_than_tokens
 from .findings import Finding
 from .lineformat import strip_ansi
+from .logprob_pieces import without_logprobs
 from .printed_chunks import RULE_ID as PRINTED_CHUNK
 from .printed_chunks import is_printed_none, read_printed_chunk
 from .taxonomy import KINDS, Kind
@@ -161,7 +162,7 @@ class PrintedOutput:
 
     def _plain_line(self, msg: str, lineno: int, text: str) -> list[Finding]:
         """Lines without any log prefix are printed output: an answer that repeats itself shows here."""
-        key = msg.strip()
+        key = without_logprobs(msg).strip()  # token pieces of a logprobs record are not the answer
         if is_printed_none(key):  # a client printing a stream's next content right after its last chunk
             whole = self._streams.ends_on_none(self._previous_line)
             return [] if whole is None else [self._finding(whole.kind, lineno, text, whole.hint,

@@ -87,7 +87,7 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "context_too_long",
         Kind.CONTEXT_LENGTH,
-        r"maximum context length is \d+|Input prompt \(\d+ tokens\) is too long and exceeds limit|"
+        r"maximum context length is\s+\d+|'max_tokens' or 'max_completion_tokens' is too large: \d+|Input prompt \(\d+ tokens\) is too long and exceeds limit|"
         r"cannot be greater than max_model_len|is longer than the maximum model length|"
         r"Prompt length of \d+ is longer than|context_length_exceeded|context length exceeded|"
         r"max_tokens must be at least 1, got (?:-\d+|0)\b|exceeds (?:the )?model's maximum context length|"
@@ -97,6 +97,9 @@ SERVING_RULES: tuple[Rule, ...] = (
         hint=Msg("rule.context_too_long"),
         examples=(
             "This model's maximum context length is 512 tokens. However, your prompt contains 513",
+            # vLLM's 400 for a max_tokens larger than the context left after the prompt (spacing as a client printed it)
+            "Error: 400 'max_tokens' or 'max_completion_tokens' is too large: 64000. This model's maximum context "
+            "length is      64001 tokens and your request has 24235 input tokens (64000 > 64001 - 24235). None",
             "the request exceeds the available context size, try increasing it",  # llama.cpp server
             "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000",  # TGI
         ),

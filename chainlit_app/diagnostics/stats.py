@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from chainlit_app.i18n import Msg
 
 from .platforms import PlatformWatch
+from .prefill_starvation import MECHANISM_ID as DECODE_BEHIND_PREFILL
+from .prefill_starvation import PrefillStarvation
 
 _STAT_RUNNING = re.compile(r"Running: (\d+) reqs")
 _STAT_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs")
@@ -57,6 +59,7 @@ class StallWatch:
         self._slow_decode = 0  # consecutive pure-decoding reports on an accelerator under SLOW_DECODE_PER_REQUEST
         self._queue_free_reported = False
         self._holds_work: set[int] = set()  # engine indexes whose core said it holds a request
+        self._prefill_starvation = PrefillStarvation()
         self.platform = PlatformWatch()  # fed every line by the classifier
         self._held: list[StallSignal] = []  # slow decoding seen before the log showed its hardware
 
@@ -104,6 +107,10 @@ class StallWatch:
         self._holds_work.discard(engine)
         found += self._queue_beside_free_cache(msg, running, waiting, prompt_tps, gen_tps)
         found += self._slow_decoding(msg, running, waiting, prompt_tps, gen_tps, stopping)
+        if (crawled := self._prefill_starvation.observe(running, prompt_tps, gen_tps)) is not None:
+            hint = Msg("hint.decode_behind_prefill", running=crawled[0], tps=f"{crawled[1]:g}",
+                       prompt_tps=f"{prompt_tps:g}")
+            found.append(StallSignal(DECODE_BEHIND_PREFILL, hint, "weak"))
         reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
         if reason and not self._stall_reported and not stopping:
             self._stall_reported = True
