@@ -87,7 +87,8 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "context_too_long",
         Kind.CONTEXT_LENGTH,
-        r"maximum context length is\s+\d+|'max_tokens' or 'max_completion_tokens' is too large: \d+|Input prompt \(\d+ tokens\) is too long and exceeds limit|"
+        r"maximum context length is\s+\d+|'max_tokens' or 'max_completion_tokens' is too large: \d+|"
+        r"Input prompt \(\d+ tokens\) is too long and exceeds limit|"
         r"cannot be greater than max_model_len|is longer than the maximum model length|"
         r"Prompt length of \d+ is longer than|context_length_exceeded|context length exceeded|"
         r"max_tokens must be at least 1, got (?:-\d+|0)\b|exceeds (?:the )?model's maximum context length|"
