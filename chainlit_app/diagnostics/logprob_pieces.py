@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 RULE_ID = "logprobs_not_answer"
-_START = re.compile(r"""\blogprobs['"]?\s*[=:]\s*(?=[\w.]*[({\[])""")
+_START = re.compile(r"""['"]?\blogprobs['"]?\s*[=:]\s*(?=[\w.]*[({\[])""")
 _OPEN = "([{"
 _CLOSE = ")]}"
 

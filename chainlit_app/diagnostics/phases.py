@@ -55,6 +55,9 @@ MARKERS: tuple[Marker, ...] = (
        r"EngineCore encountered a fatal error|Error in model execution|"
        r"failure while handling (?:the )?request|Avg prompt throughput|Processed prompts|Added request|"
        r"Exception in ASGI application|"
+       # V0 AsyncLLMEngine's background loop ended: it runs only once the engine is built (the first request
+       # starts it), so whatever it raised happened while serving (vLLM #8100)
+       r"Exception in callback functools\.partial\(<function _raise_exception_on_finish\b|"
        # the client's monitor of its engine cores starts only once every core reported ready (core_client.py)
        r"Engine core proc \S+ died unexpectedly|"
        # its later wording (the same monitor thread, started after the ready handshake: core_client.py)

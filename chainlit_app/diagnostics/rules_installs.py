@@ -40,6 +40,33 @@ INSTALL_RULES: tuple[Rule, ...] = (
         examples=("ModuleNotFoundError: No module named 'vllm.benchmarks.serve'",),
     ),
     rule(
+        "installed_versions_conflict",
+        Kind.VERSION_MISMATCH,
+        # pip's report after an install: a package left in the environment requires a version of another that
+        # is not the one installed now. Unlike `dependencies_unresolvable` (the resolver refused, nothing was
+        # installed) pip went ahead, so the environment holds versions that do not fit together
+        r"\brequires [\w.\-\[\]]+[^,]*, but you have [\w.\-]+ \S+ which is incompatible",
+        hint=Msg("rule.installed_versions_conflict"),
+        examples=(
+            "vllm 0.17.1 requires torch==2.10.0, but you have torch 2.8.0 which is incompatible.",  # INF-MLLM #86
+            # vLLM #431 (an NGC PyTorch container whose torch pip replaced)
+            "torchvision 0.15.0a0 requires torch==1.14.0a0+410ce96, but you have torch 2.0.1 which is incompatible.",
+        ),
+    ),
+    rule(
+        "cuda_reinit_in_fork",
+        Kind.STARTUP_FAILURE,
+        # CUDA was initialised in the parent before the workers were forked: the forked workers cannot use it
+        # (and may crash in the driver). Workers are forked while the engine starts: a launch setting
+        # (VLLM_WORKER_MULTIPROC_METHOD=spawn), whatever fatal signal follows
+        r"Cannot re-initialize CUDA in forked subprocess",
+        hint=Msg("rule.cuda_reinit_in_fork"),
+        examples=(  # trl #6679 (trl vllm-serve, tensor parallel 4)
+            "Failed to get device capability: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+            "multiprocessing, you must use the 'spawn' start method.",
+        ),
+    ),
+    rule(
         "lazy_import_failed",
         Kind.VERSION_MISMATCH,
         # transformers (and the libraries built on its lazy module: diffusers, peft) import a submodule on first

@@ -31,9 +31,13 @@ MODEL_RULES: tuple[Rule, ...] = (
         r"RepositoryNotFoundError|Repository Not Found for url|"
         r"is not a local folder and is not a valid model identifier|Invalid repository ID or local directory|"
         # ModelScope's hub (VLLM_USE_MODELSCOPE) answers an unknown model id in these words
-        r"The request model:? \S+ does not exist",
+        r"The request model:? \S+ does not exist|"
+        # ModelScope's API answers 404 when asked for the revisions of an id it does not hold (vLLM #2629)
+        r"404 Client Error: Not Found for url: \S*/api/v1/models/\S+/revisions",
         hint=Msg("rule.hf_repo_missing"),
         examples=(
+            "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: "
+            "https://www.modelscope.cn/api/v1/models/gpt2/revisions?EndTime=1706391065",
             "OSError: foo/bar is not a local folder and is not a valid model identifier listed on",
             "requests.exceptions.HTTPError: The request model: jarvis_vla_qwen2_vl_7b_sft does not exist!",
         ),
@@ -58,6 +62,18 @@ MODEL_RULES: tuple[Rule, ...] = (
         examples=(
             "huggingface_hub.errors.HFValidationError: "
             "Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/path/does-not-exist'.",
+        ),
+    ),
+    rule(
+        "hf_cache_missing",
+        # huggingface_hub's CacheNotFound: the weights were looked for in a cache folder that does not exist
+        # (HF_HOME / HF_HUB_CACHE pointing at a path not mounted in the container): no copy of the model there
+        Kind.MODEL_NOT_FOUND,
+        r"Cache directory not found: \S+\. Please use `cache_dir` argument or set `HF_HUB_CACHE`",
+        hint=Msg("rule.hf_cache_missing"),
+        examples=(  # HabanaAI vllm-fork #1474
+            "ERROR 06-24 15:31:46 engine.py:389] Cache directory not found: /data/.cache/huggingface. Please use "
+            "`cache_dir` argument or set `HF_HUB_CACHE` environment variable.",
         ),
     ),
     rule(

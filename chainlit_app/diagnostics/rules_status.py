@@ -82,6 +82,15 @@ STATUS_RULES: tuple[Rule, ...] = (
         ),
     ),
     rule(
+        "reported_status_method_not_allowed",
+        # the openai client's POST answered 405: vLLM's OpenAI routes take POST, so whatever answered is not
+        # them (a proxy in front, Cloudflare in vLLM #7463, or a base URL that leads to another server or path)
+        Kind.CONNECTION,
+        r"\bError code: 405\b",
+        hint=Msg("rule.reported_status_method_not_allowed"),
+        examples=("openai.APIStatusError: Error code: 405 - {'detail': 'Method Not Allowed'}",),  # vLLM #7463
+    ),
+    rule(
         "reported_status_500",
         Kind.ENGINE_ERROR,
         _reported_status("500"),

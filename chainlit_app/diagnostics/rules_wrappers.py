@@ -29,10 +29,15 @@ WRAPPER_RULES: tuple[Rule, ...] = (
         r"EngineDeadError|EngineCore encountered an issue|AsyncEngineDeadError|Background loop has errored|"
         # V0's MQLLMEngine client: its heartbeat runs only once the engine started (a failed start reads
         # 'Engine process failed to start'), and the launcher's handler writes the second while serving
-        r"Engine loop has died|Engine process \(pid \d+\) died|MQLLMEngine is already dead",
+        r"Engine loop has died|Engine process \(pid \d+\) died|MQLLMEngine is already dead|"
+        # V0 AsyncLLMEngine's done-callback of its background loop (started by the first request): the loop
+        # ended with an exception, which it re-raises as AsyncEngineDeadError (vLLM #8100, cut before it)
+        r"Exception in callback functools\.partial\(<function _raise_exception_on_finish\b",
         role="wrapper",
         hint=Msg("rule.engine_dead"),
         examples=(
+            "ERROR:asyncio:Exception in callback functools.partial(<function _raise_exception_on_finish at "
+            "0x7fd321802200>, error_ca",  # vLLM #8100, hard-wrapped at 120 columns as posted
             "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace",
             "ERROR 12-01 13:05:02 client.py:282] RuntimeError('Engine process (pid 76) died.')",  # vLLM #10812
         ),

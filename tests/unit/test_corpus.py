@@ -54,6 +54,21 @@ KNOWN_HEALTHY_MISSES = {
     "script well formed and mixed as Chinese technical writing mixes them, no U+FFFD, mojibake or byte pieces, nothing "
     "repeated, a quarter of its English words function words (word salad has under 6 %), and no finish reason or "
     "length limit in the excerpt; telling it from a bilingual answer or a quoted passage needs a reader",
+    "round14a_gh12954_v071_deepseek_r1_a100_pp4_reasoning_switches_language.log": "English reasoning with one "
+    "short, well-formed Chinese clause in mid-sentence ('价格上涨，价格下跌？'), then English again: no U+FFFD, "
+    "mojibake or byte pieces, nothing looping inside the answer, a normal share of function words; a bilingual "
+    "answer or one quoting a Chinese phrase reads the same line by line, and a reading of 'script switches "
+    "mid-sentence' would name healthy bilingual answers (the corpus has them); the two copies are two requests' "
+    "outputs, not a loop",
+    "round14a_ascend3112_910b4_qwen3_8b_bench_200_requests_8206s.log": "a `vllm bench serve` summary alone (200 "
+    "requests in 8206 s, 0.02 req/s, 45 output tokens/s against a configured 10 req/s) and no line shows the "
+    "hardware: the 910B4 is in the thread's words; a CPU server (this app's own) serves tens of output tokens a "
+    "second when healthy, and a client offering more than the server completes makes any run long, so no figure "
+    "here is slow without the hardware (the eleventh pass's rule, platforms.py)",
+    "round14a_gh6781_v053_qwen2_72b_gptq_benchmark_mean_ttft_18s.log": "a benchmark_serving summary alone: 1000 "
+    "prompts offered faster than the 5.8 req/s the server completes queue at the server, so an 18.8 s mean TTFT "
+    "(median 12.6 s, P99 54 s) is the queue a healthy overloaded server builds too; the request rate (12) and the "
+    "2 H100s are in the thread's words, and the excerpt shows neither the rate nor the concurrency per request",
     "round5_gh4760_functionary_small_3090_enforce_eager_2_2_tok_s.log": "one stats line at 2.2 tokens/s for one "
     "request: a prompt prefilled in the same interval (102 tokens/s) means the request may have arrived late in "
     "it, and a CPU server (this app's own) decodes at 1-5 tokens/s when healthy; one low rate names nothing",
@@ -98,6 +113,11 @@ ACCEPTED_READINGS = {
         "model_not_found", "HFValidationError for '/nonexistent/path' (recorded here: CHAT_MODEL names no folder)"),
     "round4_jarvisvla5_vllm_serve_request_model_does_not_exist.log": (
         "model_not_found", "ModelScope's hub answers 'The request model: ... does not exist' for an unknown id"),
+    "round14a_omni2123_dreamid_local_path_hfvalidationerror_orchestrator.log": (
+        "model_not_found", "HFValidationError for the local path '/cy50055764/models/dreamid_omni': the words every "
+        "missing path prints (item 11, model_path_not_there); that the folder exists and vllm-omni's loader sent it "
+        "to the hub anyway (fixed by vllm-omni #2125) is in the thread, not in any line, and the hint's first check "
+        "(is the path there, as the process sees it) is the one to make either way"),
     # The line between the two kinds (docs/DIAGNOSIS.md, round 11): text that mixes letters of unrelated scripts,
     # U+FFFD, mojibake, byte-level pieces or a run of token 0 is decode_error (the tokens decode to no language:
     # a tokenizer that does not fit, or numerics that pick random ids); well-formed text in its own language that
