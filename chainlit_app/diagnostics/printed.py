@@ -24,6 +24,7 @@ from .lineformat import strip_ansi
 from .logprob_pieces import without_logprobs
 from .printed_chunks import RULE_ID as PRINTED_CHUNK
 from .printed_chunks import is_printed_none, read_printed_chunk
+from .table_layout import is_table_line
 from .taxonomy import KINDS, Kind
 from .turn_markers import SPELLED_ID, spelled_marker
 from .word_salad import RULE_ID as WORD_SALAD
@@ -170,7 +171,8 @@ class PrintedOutput:
         found = self._printed_block(key, lineno, text)
         if found:
             return found
-        if self._loop_reported or _PROGRESS_BAR.search(key) or _NOT_AN_ANSWER.search(key) or _BANNER.fullmatch(key):
+        if (self._loop_reported or _PROGRESS_BAR.search(key) or _NOT_AN_ANSWER.search(key) or _BANNER.fullmatch(key)
+                or is_table_line(key)):
             return []
         if self._cycle.add(key, lineno, self._previous_line):
             self._loop_reported = True

@@ -1,0 +1,36 @@
+"""The general mechanisms that named round 15's misses (threads in tests/data/logs/dev/SOURCES.md, last section),
+each on the real lines it was written from and on the shape beside it, so that a mechanism that fires on
+everything, or on nothing, fails here."""
+
+from __future__ import annotations
+
+from chainlit_app.diagnostics import HEALTHY, classify_lines
+from chainlit_app.diagnostics.table_layout import is_table_line
+
+# PR #27776: evalscope's benchmark summary, 100 of 100 requests succeeded (its border repeats between rows)
+BENCH_TABLE = [
+    "Benchmarking summary:",
+    "+-----------------------------------+-----------+",
+    "| Key                               |     Value |",
+    "+===================================+===========+",
+    "| Time taken for tests (s)          |   44.856  |",
+    "+-----------------------------------+-----------+",
+    "| Total requests                    |  100      |",
+    "+-----------------------------------+-----------+",
+    "| Succeed requests                  |  100      |",
+    "+-----------------------------------+-----------+",
+    "| Failed requests                   |    0      |",
+    "+-----------------------------------+-----------+",
+]
+
+
+def test_a_printed_tables_repeated_border_is_layout_not_a_loop() -> None:
+    assert is_table_line("+-----------------------------------+-----------+")
+    assert is_table_line("| Succeed requests                  |  100      |")
+    assert is_table_line("|:---|---:|")
+    report = classify_lines(BENCH_TABLE)
+    assert report.kind == HEALTHY and report.findings == []
+    # the shape beside it: a plain printed line repeated is still a model's loop
+    loop = "The answer is the answer is the answer is"
+    assert not is_table_line(loop) and not is_table_line("a | pipe inside a sentence")
+    assert classify_lines(["Benchmarking summary:", loop, loop, loop]).kind == "degenerate_output"
