@@ -23,7 +23,8 @@ RAY_RULES: tuple[Rule, ...] = (
         r"replicas? that ha(?:ve|s) taken more than \d+\s?s to be scheduled|"
         r"resource request cannot be scheduled right now|"
         r"(?:actor|task) with ID \w+ cannot be scheduled right now|"
-        r"Waiting for creating a placement group of specs",
+        r"Waiting for creating a placement group of specs|"
+        r"\d+\+? pending placement groups?|No available node types can fulfill resource request",
         role="weak",
         hint=Msg("rule.ray_resources_unavailable"),
         examples=(
@@ -36,6 +37,10 @@ RAY_RULES: tuple[Rule, ...] = (
             "(autoscaler +2s) Warning: The following resource request cannot be scheduled right now: {'CPU': 1.0}.",
             "INFO 02-02 19:54:30 ray_utils.py:212] Waiting for creating a placement group of specs for 10 seconds. "
             "specs=[{'GPU': 1.0, 'node:172.31.42.4': 0.001}, {'GPU': 1.0}, {'GPU': 1.0}, {'GPU': 1.0}]",
+            # vLLM #12670 (two H100 nodes): `ray status` while the engine waits for its placement group
+            " {'node:10.0.0.1': 0.001, 'GPU': 1.0} * 1, {'GPU': 1.0} * 15 (PACK): 1+ pending placement groups",
+            "(autoscaler +10m11s, ip=172.31.42.4) Error: No available node types can fulfill resource request "
+            "{'node:10.0.0.1': 0.001, 'GPU': 1.0}. Add suitable node types to this cluster to resolve this issue.",
         ),
     ),
     # An error of Ray's C++ core (a `.cc`/`.h` source and line before the message) while the engine starts:

@@ -121,4 +121,14 @@ STATUS_RULES: tuple[Rule, ...] = (
             "docker: Error response from daemon: failed to create task for container: failed to create shim task",
         ),
     ),
+    # A proxy's access record of a 200 whose body was zero bytes (`status_200_zero_bytes`): the status says
+    # success, but nothing reached the client, so the answer it shows is empty (Cocoon #49's worker proxy).
+    rule(
+        "status_200_zero_bytes",
+        Kind.EMPTY_OUTPUT,
+        r"\bHTTP(?:/[\d.]+)? 200\b.{0,40}?\b(?:size|bytes|body_bytes_sent|content[-_]length)[=:] ?0\b",
+        role="weak",
+        hint=Msg("rule.response_empty"),
+        examples=("HTTP 200 size=0",),
+    ),
 )

@@ -34,3 +34,21 @@ def test_a_printed_tables_repeated_border_is_layout_not_a_loop() -> None:
     loop = "The answer is the answer is the answer is"
     assert not is_table_line(loop) and not is_table_line("a | pipe inside a sentence")
     assert classify_lines(["Benchmarking summary:", loop, loop, loop]).kind == "degenerate_output"
+
+
+def test_a_pending_placement_group_is_a_start_up_that_waits() -> None:
+    # vLLM #12670: `ray status` while two H100 nodes cannot hold the engine's placement group
+    demand = (" {'node:10.0.0.1': 0.001, 'GPU': 1.0} * 1, {'GPU': 1.0} * 15 (PACK): 1+ pending placement groups")
+    report = classify_lines(["Demands:", demand])
+    assert report.kind == "slow_or_stalled" and report.root is not None
+    assert report.root.rule == "ray_resources_unavailable" and report.root.role == "weak"
+    # the shape beside it: the same status with nothing pending
+    assert classify_lines(["Demands:", " (no resource demands)", "Pending:", " (no pending nodes)"]).kind == HEALTHY
+
+
+def test_a_200_with_zero_bytes_is_an_empty_answer() -> None:
+    # Cocoon #49: the worker proxy's record of a streamed answer that reached the client empty
+    report = classify_lines(["HTTP 200 size=0", "worker request: unprocessed data in answer: bytes=481"])
+    assert report.kind == "empty_output" and report.root is not None
+    assert report.root.rule == "status_200_zero_bytes"
+    assert classify_lines(["HTTP 200 size=1532"]).kind == HEALTHY
