@@ -9,6 +9,7 @@ import zlib
 from collections import Counter
 
 from .answer_patterns import sentence_pattern_loop
+from .passage_repeats import passage_repeats_under_markup
 
 # A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
 _REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
@@ -43,7 +44,7 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
         return True
     if tiny_vocabulary_run(sample.strip().strip("\"'`").split()) or _CJK_UNIT_RUN.search(sample):
         return True
-    if sentence_pattern_loop(sample):
+    if sentence_pattern_loop(sample) or passage_repeats_under_markup(sample):
         return True
     for m in _REPEATED_UNIT.finditer(sample):
         # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit

@@ -26,10 +26,6 @@ LABELS = {k.value for k in Kind if k not in (Kind.HISTORY_WRITE_FAILED, Kind.DEG
 # Dev logs whose failure is still called healthy, each for a reason written down (docs/DIAGNOSIS.md). Strict:
 # the day one of them is named, the test says so and the entry must go.
 KNOWN_HEALTHY_MISSES = {
-    "round15a_gptqmodel2699_quantized_vllm_answer_repeats_pause_tags.log": "one line of Chinese speech script "
-    "whose ~110-character passage comes three times with its markup ('[Pause_3]', '<strong>') placed differently "
-    "each time: no copy equals another, so no repeated unit (the loop reading needs a unit repeated five times "
-    "or more), no finish reason or length limit, and a script that repeats a sentence for effect reads the same",
     "round15b_lmstudio378_r1_distill_stream_reasoning_only_no_content.log": "three stream chunks carrying "
     "reasoning_content and no finish reason: a healthy reasoning model's stream cut after its first chunks reads "
     "the same (content comes after the reasoning); that content never came is in the thread's words",

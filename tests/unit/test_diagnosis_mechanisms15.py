@@ -5,6 +5,7 @@ everything, or on nothing, fails here."""
 from __future__ import annotations
 
 from chainlit_app.diagnostics import HEALTHY, classify_lines
+from chainlit_app.diagnostics.passage_repeats import passage_repeats_under_markup
 from chainlit_app.diagnostics.table_layout import is_table_line
 
 # PR #27776: evalscope's benchmark summary, 100 of 100 requests succeeded (its border repeats between rows)
@@ -52,3 +53,25 @@ def test_a_200_with_zero_bytes_is_an_empty_answer() -> None:
     assert report.kind == "empty_output" and report.root is not None
     assert report.root.rule == "status_200_zero_bytes"
     assert classify_lines(["HTTP 200 size=1532"]).kind == HEALTHY
+
+
+# GPTQModel #2699: the answer as posted (the poster's '....' kept), one passage three times with its tags moved
+PAUSE_TAGS = (
+    "你<strong>知道</strong>[Pause_3]<strong>那个</strong>熊猫吃着吃着[Pause_3]就停了你知道，它就<prolong>这样</prolong>，"
+    "眼神<strong>涣散</strong>的看着我们，然后看了一会[Pause_3]就继续吃，我<strong>就</strong>[Pause_3]感觉它想的是，哎呀，"
+    "吃吧，还有<strong>2</strong>零多公斤呢。<strong>知道</strong>那个<strong>熊猫</strong>[Pause_3]吃着吃着就[Pause_3]停了"
+    "你知道，它就这样，眼神<strong>涣散</strong>的看着我们，然后<strong>看</strong>了一会就继续吃，我就感觉它想的是，哎呀，吃吧，"
+    "还有<strong>2</strong>零多公斤呢。<strong>知道</strong>那个<strong>熊猫</strong>[Pause_3]吃着吃着就停了你知道，它就"
+    "[Pause_3]这样，眼神<strong>涣散</strong>的看着我们，然后[Pause_3]<strong>看</strong>了一会就继续吃...."
+)
+
+
+def test_a_passage_said_again_with_its_tags_moved_loops() -> None:
+    assert passage_repeats_under_markup(PAUSE_TAGS)
+    report = classify_lines([PAUSE_TAGS])
+    assert report.kind == "degenerate_output"
+    # the shapes beside it: the passage once with its tags, and the same clauses repeated with no tags at all
+    once = PAUSE_TAGS.split("。")[0] + "。"
+    assert not passage_repeats_under_markup(once)
+    assert classify_lines([once]).kind == HEALTHY
+    assert not passage_repeats_under_markup("<b>Note</b>: the model, the model, the model is ready. " * 1)
