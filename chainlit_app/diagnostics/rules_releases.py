@@ -47,4 +47,21 @@ RELEASE_RULES: tuple[Rule, ...] = (
             "'name'",
         ),
     ),
+    # Another project's code (FastChat's vllm_worker, a plugin, a wrapper) reading an attribute a vLLM engine
+    # class no longer has (`engine_attribute_removed`): written against another release of vLLM's Python API
+    # (V1's AsyncLLM has no `.engine`, V0's AsyncLLMEngine had). An API change, not a fault of the engine.
+    rule(
+        "engine_attribute_removed",
+        Kind.VERSION_MISMATCH,
+        r"'(?:AsyncLLM|AsyncLLMEngine|LLMEngine|LLM|EngineClient|MQLLMEngineClient|AsyncMPClient|SyncMPClient|"
+        r"EngineCoreClient|SamplingParams|RequestOutput|CompletionOutput|ModelConfig|VllmConfig|EngineArgs|"
+        r"AsyncEngineArgs)' object has no attribute '\w+'",
+        exception_types=("AttributeError",),
+        case=True,
+        hint=Msg("exception.TypeError.version_mismatch"),
+        examples=(
+            # FastChat #3704 (FastChat's vllm_worker on vLLM 0.8's V1 engine)
+            "2025-03-24 22:04:27 | ERROR | stderr | AttributeError: 'AsyncLLM' object has no attribute 'engine'",
+        ),
+    ),
 )

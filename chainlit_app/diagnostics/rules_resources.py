@@ -48,9 +48,14 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"cudaErrorMemoryAllocation|"
         # other servers' words for it: llama.cpp/Ollama (ggml's CUDA allocator), TGI's prefill warm-up
         r"\bcuda\w*Malloc\w* failed: out of memory|unable to allocate \w* ?buffer|failed to allocate \w+ buffer|"
-        r"Not enough memory to handle \d+ (?:prefill )?tokens",
+        r"Not enough memory to handle \d+ (?:prefill )?tokens|"
+        # Apple's Metal (vllm-metal, MLX): a command buffer the GPU could not back with memory
+        r"kIOGPUCommandBufferCallbackErrorOutOfMemory|\[METAL\] Command buffer execution failed: Insufficient Memory",
         hint=Msg("rule.gpu_oom"),
         examples=(
+            # vllm-metal #274: guidellm's load on a Mac, the engine core aborts
+            "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer "
+            "execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",
             "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: "
             "out of memory",  # llama.cpp's allocator, as Ollama's runner prints it

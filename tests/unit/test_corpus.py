@@ -82,6 +82,18 @@ KNOWN_HEALTHY_MISSES = {
 # Dev logs whose label and the documented reading overlap: the second kind is accepted beside the label, for
 # the reason given (the collector's label stays as it was scored).
 ACCEPTED_READINGS = {
+    "round15a_gh4333_rayworker_codellama_cannot_find_any_model_weights.log": (
+        "startup_failure", "'Cannot find any model weights' is raised after the model's config was found: the "
+        "folder or repo exists and lacks its weight files (an unfinished download, a volume not filled), the "
+        "model_files_missing rule's case like 'does not appear to have a file named config.json'; the dev item "
+        "recorded_cpu_missing_model_dir is labelled startup_failure for the same reading"),
+    "round15a_modal837_volume_path_cannot_find_any_model_weights.log": (
+        "startup_failure", "the same 'Cannot find any model weights' on a volume path that holds no weights "
+        "(model_files_missing: the model's files are missing, read while starting)"),
+    "round15a_gh789_docker_tp_rayworker_sigbus_dev_shm_64m.log": (
+        "engine_error", "a Ray worker's SIGBUS after one tokenizer warning: the excerpt shows no phase marker, "
+        "and a fatal signal with no phase is read as a crash while serving (native code runs once the model is "
+        "loaded); that it came before serving is in the thread's words, the 64 MB /dev/shm in the df printout"),
     "round15a_gh12670_deepseek_v3_two_h100_nodes_pending_placement_group.log": (
         "slow_or_stalled", "Ray's autoscaler shows the engine's placement group pending (no node fulfils its GPU "
         "request): nothing failed, the start-up waits, and an autoscaling cluster may still bring the node; the "

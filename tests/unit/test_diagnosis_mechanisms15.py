@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from chainlit_app.diagnostics import HEALTHY, classify_lines
 from chainlit_app.diagnostics.passage_repeats import passage_repeats_under_markup
+from chainlit_app.diagnostics.rule_tables import RULES_BY_ID
 from chainlit_app.diagnostics.table_layout import is_table_line
 
 # PR #27776: evalscope's benchmark summary, 100 of 100 requests succeeded (its border repeats between rows)
@@ -75,3 +76,29 @@ def test_a_passage_said_again_with_its_tags_moved_loops() -> None:
     assert not passage_repeats_under_markup(once)
     assert classify_lines([once]).kind == HEALTHY
     assert not passage_repeats_under_markup("<b>Note</b>: the model, the model, the model is ready. " * 1)
+
+
+def test_a_removed_engine_attribute_called_from_another_project_is_an_api_change() -> None:
+    # FastChat #3704: FastChat's vllm_worker reading V0's `.engine` from V1's AsyncLLM
+    lines = [
+        "2025-03-24 22:04:27 | ERROR | stderr | Traceback (most recent call last):",
+        '2025-03-24 22:04:27 | ERROR | stderr |   File "/p/FastChat/fastchat/serve/vllm_worker.py", line 57, in '
+        "__init__",
+        "2025-03-24 22:04:27 | ERROR | stderr |     self.tokenizer = llm_engine.engine.tokenizer",
+        "2025-03-24 22:04:27 | ERROR | stderr | AttributeError: 'AsyncLLM' object has no attribute 'engine'",
+    ]
+    report = classify_lines(lines)
+    assert report.kind == "version_mismatch" and report.root is not None
+    assert report.root.rule == "engine_attribute_removed"
+    # the shape beside it: an AttributeError on an object of the caller's own is not vLLM's API
+    own = [*lines[:-1], lines[-1].replace("'AsyncLLM'", "'VLLMWorker'")]
+    assert RULES_BY_ID["engine_attribute_removed"].pattern.search(own[-1]) is None
+    assert classify_lines(own).kind != "version_mismatch"
+
+
+def test_metals_insufficient_memory_is_out_of_memory() -> None:
+    # vllm-metal #274: the engine core aborts under guidellm's load on a Mac
+    line = ("libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer "
+            "execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)")
+    report = classify_lines([line])
+    assert report.kind == "out_of_memory" and report.root is not None and report.root.rule == "gpu_oom"
