@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import psutil
 
+from bench.processes import stop_process
 from chainlit_app.engine.command import LaunchSpec, redacted_argv
 from chainlit_app.engine.supervisor import Supervisor, SupervisorConfig, free_port
 from chainlit_app.models import resolve_model
@@ -184,13 +185,7 @@ class AppServer:
         """SIGTERM (the app's shutdown hook stops its vLLM), SIGKILL after `timeout`; then make sure no
         process of the app's vLLM group is left."""
         engine_groups = _engine_groups(self.process.pid)
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        stop_process(self.process, timeout)
         for pgid in engine_groups:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)

@@ -22,6 +22,7 @@ import httpx
 import psutil
 
 from bench.apps import CHAT_USER, app_env
+from bench.processes import stop_process
 from chainlit_app.cluster import STICKY_COOKIE
 from chainlit_app.engine.supervisor import free_port
 from chainlit_app.settings import PROJECT_ROOT
@@ -88,13 +89,7 @@ class ClusterApp:
     def stop(self, timeout: float = 60.0) -> None:
         """SIGTERM to the parent, which stops haproxy and the apps; SIGKILL to what is left after `timeout`."""
         children = self._children()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        stop_process(self.process, timeout)
         for child in children:
             with contextlib.suppress(psutil.Error):
                 child.kill()

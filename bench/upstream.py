@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import psutil
 
+from bench.processes import stop_process
 from chainlit_app.engine.supervisor import free_port
 from chainlit_app.settings import PROJECT_ROOT
 
@@ -33,16 +34,6 @@ def cpu_seconds(pid: int) -> float:
     except psutil.Error:
         return 0.0
     return float(times.user + times.system)
-
-
-def _stop(process: subprocess.Popen[bytes], timeout: float) -> None:
-    """Terminate, and kill what does not exit within `timeout` seconds."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 async def _wait_served(process: subprocess.Popen[bytes], url: str, log_path: Path, what: str, timeout: float,
@@ -88,7 +79,7 @@ class Upstream:
         return records
 
     def stop(self) -> None:
-        _stop(self.process, timeout=10)
+        stop_process(self.process, timeout=10)
 
 
 async def start_upstream(work_dir: Path, rate: float, first_token_delay: float) -> Upstream:
@@ -119,7 +110,7 @@ class SeedApp:
         return self.process.pid
 
     def stop(self) -> None:
-        _stop(self.process, timeout=20)
+        stop_process(self.process, timeout=20)
 
 
 async def start_seed_app(work_dir: Path, upstream: Upstream) -> SeedApp:
