@@ -10,10 +10,10 @@ from collections import Counter
 
 from .answer_patterns import sentence_pattern_loop
 from .passage_repeats import passage_repeats_under_markup
+from .scripts import LETTER
 
 # A unit of 2-60 characters repeated at least 6 times in a row (" is is is is is is", "哈哈哈哈哈哈").
 _REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
-_HAS_WORD = re.compile(r"[^\W\d_]")
 # Scripts written without spaces count in characters (`cjk_unit_run`): a word of 2-8 Han, kana or Hangul
 # characters six times in a row ('部署部署部署部署部署部署') is as long a loop as 30 Latin letters; no sentence
 # repeats a word so.
@@ -48,7 +48,7 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
         return True
     for m in _REPEATED_UNIT.finditer(sample):
         # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit
-        if len(m.group(0)) >= 30 and (_HAS_WORD.search(m.group(1)) or (cut_at_limit and m.group(1).strip())):
+        if len(m.group(0)) >= 30 and (LETTER.search(m.group(1)) or (cut_at_limit and m.group(1).strip())):
             return True
     lines = [line.strip() for line in sample.splitlines() if len(line.strip()) >= 12]
     if len(lines) >= 6:
@@ -73,7 +73,7 @@ def tiny_vocabulary_run(tokens: list[str], run: int = _FEW_TOKENS_MIN, most: int
             window[gone] -= 1
             if not window[gone]:
                 del window[gone]
-        if index >= run - 1 and len(window) <= most and _HAS_WORD.search(" ".join(window)):
+        if index >= run - 1 and len(window) <= most and LETTER.search(" ".join(window)):
             return True
     return False
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
+from .scripts import LETTER
+
 MECHANISM_ID = "sentence_pattern_loop"
 _PARAGRAPH_BREAK = re.compile(r"(?:\\n|\n)+")
-_LETTER = re.compile(r"[^\W\d_]")
 # a list item (a bullet, a number, a heading): a list's items legitimately share their openings and endings
 _LIST_ITEM = re.compile(r"(?:[-*•+>#]|\d+[.)、:]|[a-zA-Z][.)]\s)")
 MIN_RUN = 5
@@ -33,8 +34,8 @@ def _prose(paragraph: str) -> bool:
 
 def _shared(a: str, b: str) -> bool:
     opening, ending = a[:OPENING], a[-ENDING:]
-    return (b[:OPENING] == opening and b[-ENDING:] == ending and bool(_LETTER.search(opening))
-            and bool(_LETTER.search(ending)))
+    return (b[:OPENING] == opening and b[-ENDING:] == ending and bool(LETTER.search(opening))
+            and bool(LETTER.search(ending)))
 
 
 def sentence_pattern_loop(text: str) -> bool:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from .scripts import LETTER
+
 MECHANISM_ID = "passage_repeats_under_markup"
 # an inline tag: HTML-like ('<strong>', '</prolong>') or a bracketed marker ('[Pause_3]', '[laugh]')
 _INLINE_TAG = re.compile(r"</?[A-Za-z][\w-]{0,20}>|\[[A-Za-z][\w-]{0,20}\]")
 _CLAUSE_BREAK = re.compile(r"[\s,.;:!?，。；：！？、…\"'“”‘’()（）]+")
-_LETTER = re.compile(r"[^\W\d_]")
 MIN_TAGS = 3
 MIN_CLAUSE = 4
 MIN_CLAUSES = 3
@@ -31,7 +32,7 @@ def passage_repeats_under_markup(text: str) -> bool:
     if len(_INLINE_TAG.findall(text)) < MIN_TAGS:
         return False
     clauses = [c for c in _CLAUSE_BREAK.split(_INLINE_TAG.sub("", text))
-               if len(_LETTER.findall(c)) >= MIN_CLAUSE]
+               if len(LETTER.findall(c)) >= MIN_CLAUSE]
     counts = Counter(clauses)
     repeated = {c: n for c, n in counts.items() if n >= MIN_TIMES}
     return len(repeated) >= MIN_CLAUSES and sum(repeated.values()) >= MIN_SHARE * len(clauses)

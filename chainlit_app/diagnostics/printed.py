@@ -24,6 +24,7 @@ from .lineformat import strip_ansi
 from .logprob_pieces import without_logprobs
 from .printed_chunks import RULE_ID as PRINTED_CHUNK
 from .printed_chunks import is_printed_none, read_printed_chunk
+from .scripts import LETTER
 from .table_layout import is_table_line
 from .taxonomy import KINDS, Kind
 from .turn_markers import SPELLED_ID, spelled_marker
@@ -45,7 +46,6 @@ _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 # Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
-_HAS_LETTERS = re.compile(r"[^\W\d_]")
 # A rule drawn with one symbol (a test script's '=====' banner around its sections): layout, never an answer;
 # nor is Python 3.11's caret line under a frame's code ('^^^^^', '~~~^^^') in an excerpt cut inside a traceback
 _BANNER = re.compile(r"([=\-*#_~+.─━═])\1{9,}|[\^~]{3,}")
@@ -81,7 +81,7 @@ class PrintedCycle:
             if len(lines) < period * repeats:
                 break
             block = lines[-period:]
-            if len(set(block)) < period or sum(len(_HAS_LETTERS.findall(line)) for line in block) < 16:
+            if len(set(block)) < period or sum(len(LETTER.findall(line)) for line in block) < 16:
                 continue
             if all(lines[-period * (i + 1):len(lines) - period * i] == block for i in range(1, repeats)):
                 return True

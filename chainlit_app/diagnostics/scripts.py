@@ -10,7 +10,12 @@ rambles in its own language sometimes slips the same one or two foreign letters 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+
+# A letter of any script (not a digit, not an underscore): what makes a piece of text words rather than
+# punctuation, numbers or markup; the one definition the answer readings share.
+LETTER = re.compile(r"[^\W\d_]")
 
 # Unicode blocks of the scripts an answer may mix: a normal answer uses one or two (a Chinese answer
 # with English names: Han and Latin); garbage from a broken tokenizer or broken numerics mixes many.
