@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,7 +64,10 @@ def test_pip_uninstall_removes_the_hook(tmp_path: Path) -> None:
     record = next(site.glob("*.dist-info/RECORD")).read_text()
     assert record.count(PTH_NAME) == 1
     done = subprocess.run([sys.executable, "-m", "pip", "--python", str(tmp_path / "venv" / "bin" / "python"),
-                           "uninstall", "-y", DIST_NAME], capture_output=True, text=True, check=False)
+                           "uninstall", "-y", DIST_NAME], capture_output=True, text=True, check=False,
+                          # a PYTHONPATH naming a checkout (as worktrees run the tests) makes pip find the
+                          # project there, outside the venv, and refuse to uninstall it
+                          env={name: value for name, value in os.environ.items() if name != "PYTHONPATH"})
     assert done.returncode == 0, done.stdout + done.stderr
     assert not hook.exists(), "pip uninstall left the interpreter-start hook behind"
 
