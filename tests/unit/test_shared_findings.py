@@ -9,6 +9,7 @@ with the local findings (logged once).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -202,3 +203,27 @@ async def test_a_dead_database_is_logged_once_and_the_panel_keeps_the_local_find
         assert dead.status()["error"] and "s3cret-key" not in dead.status()["error"]
     finally:
         await dead.stop()
+
+
+async def test_a_full_stores_round_and_a_quiet_round(url: str) -> None:
+    """Figures for docs/SCALING.md (printed, not asserted): one round publishing a full store's 200 causes,
+    and one that only reads them back."""
+    clock = Clock()
+    one, two = process(url, ONE, clock), process(url, TWO, clock)
+    try:
+        assert await one.sync() and await two.sync()  # the table and the connections exist
+        for i in range(one.store.max_entries):
+            clock.now += 1
+            one.store.add(numbered_cause(i, "chat"))
+        started = time.perf_counter()
+        assert await one.sync()
+        publishing = time.perf_counter() - started
+        started = time.perf_counter()
+        assert await two.sync()
+        reading = time.perf_counter() - started
+        assert await rows(url) == 200 and len(two.findings([])) == 200
+        print(f"\nround publishing 200 changed causes: {publishing * 1000:.1f} ms (and reading them back); "
+              f"a quiet round reading 200 rows: {reading * 1000:.1f} ms")
+    finally:
+        await one.stop()
+        await two.stop()
