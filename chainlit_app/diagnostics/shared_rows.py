@@ -2,8 +2,8 @@
 merged by cause, each saying which process saw it (shared_store.py reads and writes the rows).
 
 Pure functions, so the merge is tested without a database. A row holds one process's view of one cause
-(kind + cause key); the panel shows one entry per cause with the counts summed, the first and last times
-over all processes, and open while any process has it open.
+(kind + cause key, stored as the store's entry id); the panel shows one entry per cause with the counts
+summed, the first and last times over all processes, and open while any process has it open.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from chainlit_app.i18n import Msg, localize
 
-from .store import MAX_EVIDENCE, entry_id
+from .store import MAX_EVIDENCE
 from .taxonomy import kind_info
 
 # What a process publishes: what it made itself. Log findings are not: every process tails the same
@@ -49,7 +49,7 @@ def row_entry(row: dict[str, Any]) -> dict[str, Any]:
     """Another process's row as the store's `to_dict` shows an entry (texts in the current language)."""
     info = kind_info(row["kind"])
     return {
-        "id": entry_id(row["kind"], row["cause"]),
+        "id": row["cause_id"],
         "kind": row["kind"],
         "title": info.title if info else row["kind"],
         "severity": row["severity"],
@@ -118,7 +118,7 @@ def causes_to_drop(rows: list[dict[str, Any]], limit: int) -> list[tuple[str, st
     """The causes beyond `limit` in the table, as the store evicts: resolved ones first, then the oldest."""
     groups: dict[tuple[str, str], tuple[bool, float]] = {}
     for row in rows:
-        key = (row["kind"], row["cause"])
+        key = (row["kind"], row["cause_id"])
         was_open, last = groups.get(key, (False, 0.0))
         groups[key] = (was_open or not row["resolved"], max(last, row["last_seen"]))
     if len(groups) <= limit:

@@ -3,7 +3,8 @@
 Behind a sticky balancer an admin's browser stays on one process, while the context-length refusal or the
 empty answer a user met was seen by another (chainlit_app.cluster). Each process therefore publishes what
 it found itself (chat, probe, preflight; shared_rows.SHARED_SOURCES) into `shared_findings`, one row per
-cause and process, and reads the others' rows back for its panel.
+cause and process, and reads the others' rows back for its panel. A cause is stored as the store's entry id
+(a hash of kind and cause key): the key is made of evidence text, which must not reach the table unredacted.
 
 All of it runs in one background task every `interval` seconds, never on an answer's path: the store only
 bumps a version when it changes, and a round sends the entries changed since the last one in one
@@ -56,7 +57,7 @@ _CREATE_LOCK = 0x5F1D1  # an advisory lock: two processes starting together crea
 METADATA = MetaData()
 FINDINGS = Table(
     "shared_findings", METADATA,
-    Column("kind", Text, primary_key=True), Column("cause", Text, primary_key=True),
+    Column("kind", Text, primary_key=True), Column("cause_id", Text, primary_key=True),
     Column("process", Text, primary_key=True),
     Column("severity", Text, nullable=False), Column("hint", Text, nullable=False),
     Column("count", Integer, nullable=False), Column("first_seen", Float, nullable=False),
@@ -77,15 +78,15 @@ def _upsert() -> Any:
                                                       "evidence", "basis", "rule", "source")}
     for name in ("resolved", "resolved_at", "resolved_reason"):
         updated[name] = case((kept, getattr(old, name)), else_=getattr(new, name))
-    return statement.on_conflict_do_update(index_elements=[old.kind, old.cause, old.process], set_=updated)
+    return statement.on_conflict_do_update(index_elements=[old.kind, old.cause_id, old.process], set_=updated)
 
 
 def _spread() -> Any:
     """A resolution reaches the other processes' rows of the cause that they last saw before it."""
     c = FINDINGS.c
     return (FINDINGS.update()
-            .where(c.kind == bindparam("b_kind"), c.cause == bindparam("b_cause"), c.process != bindparam("b_process"),
-                   not_(c.resolved), c.last_seen <= bindparam("b_at"))
+            .where(c.kind == bindparam("b_kind"), c.cause_id == bindparam("b_cause"),
+                   c.process != bindparam("b_process"), not_(c.resolved), c.last_seen <= bindparam("b_at"))
             .values(resolved=True, resolved_at=bindparam("b_at"), resolved_reason=bindparam("b_reason")))
 
 
@@ -181,15 +182,16 @@ class SharedFindings:
     async def _publish(self, connection: AsyncConnection, records: list[dict[str, Any]]) -> None:
         secrets = secrets_of(self._secrets)
         rows = [{
-            "kind": r["kind"], "cause": r["cause"], "process": self.process, "severity": r["severity"],
+            "kind": r["kind"], "cause_id": r["id"], "process": self.process, "severity": r["severity"],
             "hint": json.dumps(redact_tree(text_to_json(r["hint"]), secrets)), "count": r["count"],
             "first_seen": r["first_seen"], "last_seen": r["last_seen"],
             "evidence": json.dumps(redact_tree(r["evidence"], secrets)), "resolved": r["resolved"],
-            "resolved_at": r["resolved_at"], "resolved_reason": json.dumps(text_to_json(r["resolved_reason"])),
+            "resolved_at": r["resolved_at"],
+            "resolved_reason": json.dumps(redact_tree(text_to_json(r["resolved_reason"]), secrets)),
             "basis": r["basis"], "rule": r["rule"], "source": r["source"],
         } for r in records]
         await connection.execute(_upsert(), rows)
-        resolutions = [{"b_kind": row["kind"], "b_cause": row["cause"], "b_process": self.process,
+        resolutions = [{"b_kind": row["kind"], "b_cause": row["cause_id"], "b_process": self.process,
                         "b_at": row["resolved_at"], "b_reason": row["resolved_reason"]}
                        for row in rows if row["resolved"] and row["resolved_at"] is not None]
         if resolutions:
@@ -203,10 +205,10 @@ class SharedFindings:
         dropped = causes_to_drop(rows, limit)
         if dropped:
             c = FINDINGS.c
-            statement = delete(FINDINGS).where(c.kind == bindparam("b_kind"), c.cause == bindparam("b_cause"))
+            statement = delete(FINDINGS).where(c.kind == bindparam("b_kind"), c.cause_id == bindparam("b_cause"))
             await connection.execute(statement, [{"b_kind": kind, "b_cause": cause} for kind, cause in dropped])
             gone = set(dropped)
-            rows = [row for row in rows if (row["kind"], row["cause"]) not in gone]
+            rows = [row for row in rows if (row["kind"], row["cause_id"]) not in gone]
         for row in rows:
             for name in ("hint", "evidence", "resolved_reason"):
                 row[name] = json.loads(row[name])
@@ -216,8 +218,7 @@ class SharedFindings:
         """Another process resolved a cause this one has open (seen before then): it is resolved here too."""
         for row in self._rows:
             if row["process"] != self.process and row["resolved"] and row["resolved_at"] is not None:
-                self.store.resolve_cause(row["kind"], row["cause"], text_from_json(row["resolved_reason"]),
-                                         row["resolved_at"])
+                self.store.resolve_entry(row["cause_id"], text_from_json(row["resolved_reason"]), row["resolved_at"])
 
     # -- the panel's view -------------------------------------------------------------------------
     def viewed(self) -> None:

@@ -61,12 +61,11 @@ class _Entry:
     basis: str = "rule"
     rule: str = ""
     source: str = "log"
-    cause: str = ""
     version: int = 0
 
     def record(self) -> dict[str, Any]:
         """The entry's raw state for another process (hint and reason as given: Msg or text)."""
-        return {"kind": self.kind, "cause": self.cause, "severity": self.severity, "hint": self.hint,
+        return {"id": self.id, "kind": self.kind, "severity": self.severity, "hint": self.hint,
                 "count": self.count, "first_seen": self.first_seen, "last_seen": self.last_seen,
                 "evidence": list(self.evidence), "resolved": self.resolved, "resolved_at": self.resolved_at,
                 "resolved_reason": self.resolved_reason, "basis": self.basis, "rule": self.rule,
@@ -133,7 +132,6 @@ class FindingsStore:
                 fix=list(info.fix) if info else [],
                 first_seen=now,
                 last_seen=now,
-                cause=key[1],
             )
             self._entries[key] = entry
         entry.count += 1
@@ -180,10 +178,10 @@ class FindingsStore:
                 changed += 1
         return changed
 
-    def resolve_cause(self, kind: str, cause: str, reason: str, at: float) -> bool:
-        """Resolve one open entry that another process resolved at `at` (its resolution is shared), unless
-        this process saw the problem again after then."""
-        entry = self._entries.get((kind, cause))
+    def resolve_entry(self, entry_id: str, reason: str, at: float) -> bool:
+        """Resolve the open entry of this id that another process resolved at `at` (its resolution is
+        shared), unless this process saw the problem again after then."""
+        entry = next((e for e in self._entries.values() if e.id == entry_id), None)
         if entry is None or entry.resolved or entry.last_seen > at:
             return False
         entry.resolved, entry.resolved_at, entry.resolved_reason = True, at, reason
