@@ -90,6 +90,7 @@ def data_layer() -> SQLAlchemyDataLayer:
 async def on_app_startup() -> None:
     await prepare_schema(DATABASE_URL)
     announce_login(USERS, SETTINGS, f"http://{chainlit_config.run.host}:{chainlit_config.run.port}")
+    RUNTIME.share_findings(DATABASE_URL, f"{chainlit_config.run.host}:{chainlit_config.run.port}")
     RUNTIME.start_background()
     freeze_startup_objects()  # full collections no longer stall every stream for 0.1 s (gc_tuning.py)
 

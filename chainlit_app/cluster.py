@@ -7,9 +7,9 @@ process (Chainlit's socket.io session lives in the process that opened it) with 
 
     CHAT_MODE=attach CHAT_VLLM_URL=... DATABASE_URL=postgresql://... python -m chainlit_app.cluster --processes 2
 
-Spawn mode stays one process: there the app owns its vLLM, and an engine has one owner. Findings are per
-process (each process's panel shows what that process saw). This module imports no Chainlit: it only starts,
-watches and stops processes.
+Spawn mode stays one process: there the app owns its vLLM, and an engine has one owner. The processes share
+their findings through the same PostgreSQL (CHAT_SHARED_FINDINGS, set here for them: every panel shows what
+any process saw, naming it). This module imports no Chainlit: it only starts, watches and stops processes.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ STICKY_COOKIE = "chat_process"  # haproxy's cookie naming the process a browser 
 POSTGRES_SCHEMES = ("postgres://", "postgresql://", "postgresql+asyncpg://")
 START_TIMEOUT_S = 300.0
 STOP_TIMEOUT_S = 20.0
+SHARED_FINDINGS = "CHAT_SHARED_FINDINGS"  # on for the apps unless the operator turned it off
 _PR_SET_PDEATHSIG = 1
 
 
@@ -139,6 +140,7 @@ class Cluster:
         self.haproxy = haproxy
         self.config_path = config_path
         self.environ = dict(environ)
+        self.environ.setdefault(SHARED_FINDINGS, "true")
         self.children: list[Child] = []
 
     def _spawn(self, name: str, argv: Sequence[str]) -> Child:

@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainlit_app.completion_probe import CompletionProbe
 from chainlit_app.diagnostics import (
@@ -31,6 +31,9 @@ from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.http import EngineClient, MetricsSnapshot
 from chainlit_app.engine.status import EngineState, EngineStatus
 from chainlit_app.i18n import Msg
+
+if TYPE_CHECKING:  # SQLAlchemy is imported after vLLM's early launch (app.py), not with the monitor
+    from chainlit_app.diagnostics.shared_store import SharedFindings
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +114,7 @@ class Monitor:
         self._idle_since_tokens: float | None = None
         self._last_state: EngineState | None = None
         self._stopping = False
+        self.shared: SharedFindings | None = None  # the cluster's table (CHAT_SHARED_FINDINGS), set before start
 
     # -- lifecycle --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -120,6 +124,8 @@ class Monitor:
             asyncio.create_task(self._probe_loop(), name="diag-probe"),
             asyncio.create_task(self._completion_loop(), name="diag-completion-probe"),
         ]
+        if self.shared is not None:
+            self.shared.start()
 
     async def stop(self) -> None:
         self._stopping = True
@@ -132,6 +138,8 @@ class Monitor:
             await asyncio.gather(self._restart_task, return_exceptions=True)
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        if self.shared is not None:
+            await self.shared.stop()
 
     # -- engine events ------------------------------------------------------------------------------
     def on_engine_status(self, status: EngineStatus) -> None:
@@ -195,9 +203,16 @@ class Monitor:
 
     def snapshot(self) -> dict[str, Any]:
         """Findings (each string redacted once more: chat and probe findings carry URLs and errors), the
-        log tail (redacted by the ring) and the metrics."""
+        log tail (redacted by the ring) and the metrics. In a cluster sharing its findings, the others'
+        are merged in, each entry naming the processes that saw it."""
+        findings = self.store.snapshot()
+        shared: dict[str, Any] = {}
+        if self.shared is not None:
+            findings = self.shared.findings(findings)
+            shared = {"shared_findings": self.shared.status()}
         return {
-            "findings": redact_tree(self.store.snapshot(), self.secrets()),
+            **shared,
+            "findings": redact_tree(findings, self.secrets()),
             "log_tail": self.ring.tail(200),
             "metrics": {**self.metrics, "history": list(self.history)},
             "probe": redact_tree(self.completion.snapshot(), self.secrets()),
@@ -277,6 +292,8 @@ class Monitor:
     def panel_viewed(self) -> None:
         """Someone reads the panel: keep its metrics fresh for a while."""
         self._watched_until = time.monotonic() + 10.0
+        if self.shared is not None:
+            self.shared.viewed()
 
     def _metrics_due(self) -> bool:
         now = time.monotonic()

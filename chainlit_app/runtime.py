@@ -49,6 +49,16 @@ class Runtime:
         self.remedies = RemedyDesk(self)  # apply/undo from the panel, and CHAT_AUTO_REMEDY=safe
 
     # -- lifecycle --------------------------------------------------------------------------------
+    def share_findings(self, database_url: str, process: str) -> None:
+        """In a cluster (CHAT_SHARED_FINDINGS, set by chainlit_app.cluster) the findings go to the history's
+        PostgreSQL too, named by `process` (host:port); before start_background. Imported here: SQLAlchemy
+        is not needed before vLLM's early launch."""
+        from chainlit_app.diagnostics.shared_store import shared_findings_for
+
+        if self.monitor.shared is None:
+            self.monitor.shared = shared_findings_for(self.settings.storage.shared_findings, database_url, process,
+                                                      self.monitor.store, self.monitor.secrets)
+
     def start_background(self) -> None:
         """Begin start-up without blocking the web server (vLLM needs 1 to 3 minutes on a CPU)."""
         self.monitor.start()

@@ -144,6 +144,7 @@ class StorageSettings(_Group):
 
     data_dir: Path = PROJECT_ROOT / ".data"
     models_folder: Path | None = Field(default=None, alias="models_dir", description="default DATA_DIR/models")
+    shared_findings: bool = Field(default=False, description="the cluster's processes share findings (PostgreSQL)")
 
     _data_in_project = field_validator("data_dir", mode="after")(_in_project)
 

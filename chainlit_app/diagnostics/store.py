@@ -3,7 +3,8 @@
 A log repeats the same failure hundreds of times; the panel should show it once with a count, the
 first and last time it was seen and a few evidence lines. After a restart that made the engine
 healthy again, old findings are marked resolved rather than deleted, so the admin still sees what
-happened. Everything is bounded. Single asyncio loop: no locking needed.
+happened. Everything is bounded. Single asyncio loop: no locking needed. Every change bumps a version,
+so a cluster's publisher (shared_store.py) sends only what changed since its last round.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ def cause_key(finding: Finding) -> str:
     return _SPACES.sub(" ", _NUMBERS.sub("#", message.lower())).strip()[:160]
 
 
+def entry_id(kind: str, cause: str) -> str:
+    """An entry's id: the same for the same cause in every process (a cluster merges entries by it)."""
+    return hashlib.sha1(f"{kind}|{cause}".encode()).hexdigest()[:12]
+
+
 @dataclass
 class _Entry:
     id: str
@@ -55,6 +61,15 @@ class _Entry:
     basis: str = "rule"
     rule: str = ""
     source: str = "log"
+    version: int = 0
+
+    def record(self) -> dict[str, Any]:
+        """The entry's raw state for another process (hint and reason as given: Msg or text)."""
+        return {"id": self.id, "kind": self.kind, "severity": self.severity, "hint": self.hint,
+                "count": self.count, "first_seen": self.first_seen, "last_seen": self.last_seen,
+                "evidence": list(self.evidence), "resolved": self.resolved, "resolved_at": self.resolved_at,
+                "resolved_reason": self.resolved_reason, "basis": self.basis, "rule": self.rule,
+                "source": self.source}
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as the API shows it; title, hint and fix in the current language (i18n)."""
@@ -86,6 +101,15 @@ class FindingsStore:
         self._entries: dict[tuple[str, str], _Entry] = {}
         self._max = max_entries
         self._clock = clock
+        self._version = 0
+
+    @property
+    def max_entries(self) -> int:
+        return self._max
+
+    def _touch(self, entry: _Entry) -> None:
+        self._version += 1
+        entry.version = self._version
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -100,7 +124,7 @@ class FindingsStore:
             self._make_room()
             info = kind_info(finding.kind)
             entry = _Entry(
-                id=hashlib.sha1("|".join(key).encode()).hexdigest()[:12],
+                id=entry_id(*key),
                 kind=finding.kind,
                 title=info.title if info else finding.kind,
                 severity=info.severity if info else "error",
@@ -121,6 +145,7 @@ class FindingsStore:
             entry.evidence.clear()
         if item not in entry.evidence:
             entry.evidence.append(item)
+        self._touch(entry)
         return entry.to_dict()
 
     def add_all(self, findings: Iterable[Finding]) -> None:
@@ -135,6 +160,7 @@ class FindingsStore:
         for entry in self._entries.values():
             if not entry.resolved and (seen_before is None or entry.last_seen < seen_before):
                 entry.resolved, entry.resolved_at, entry.resolved_reason = True, now, reason
+                self._touch(entry)
                 changed += 1
         return changed
 
@@ -148,8 +174,24 @@ class FindingsStore:
             relabel = since is not None and entry.resolved and (entry.resolved_at or 0.0) >= since
             if entry.kind == kind and (not entry.resolved or relabel):
                 entry.resolved, entry.resolved_at, entry.resolved_reason = True, now, reason
+                self._touch(entry)
                 changed += 1
         return changed
+
+    def resolve_entry(self, entry_id: str, reason: str, at: float) -> bool:
+        """Resolve the open entry of this id that another process resolved at `at` (its resolution is
+        shared), unless this process saw the problem again after then."""
+        entry = next((e for e in self._entries.values() if e.id == entry_id), None)
+        if entry is None or entry.resolved or entry.last_seen > at:
+            return False
+        entry.resolved, entry.resolved_at, entry.resolved_reason = True, at, reason
+        self._touch(entry)
+        return True
+
+    def changed_since(self, version: int) -> tuple[list[dict[str, Any]], int]:
+        """The raw records of the entries changed after `version`, and the version to ask from next time."""
+        changed = [entry.record() for entry in self._entries.values() if entry.version > version]
+        return changed, self._version
 
     def clear(self) -> None:
         self._entries.clear()

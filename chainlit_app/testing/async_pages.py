@@ -155,6 +155,11 @@ class AsyncFindingCard:
     def basis(self) -> Locator:
         return self.root.locator(hooks.FINDING_BASIS)
 
+    @property
+    def seen_by(self) -> Locator:
+        """The app processes that saw the finding, with their counts (a cluster sharing its findings)."""
+        return self.root.locator(hooks.FINDING_SEEN_BY)
+
 
 class AsyncDiagnosticsPanel:
     """The admin's side panel: engine state, findings by kind, the log."""

@@ -39,6 +39,7 @@ ENGINE_STATE = "[data-testid=diag-engine-state]"
 FINDING = "[data-testid=diag-finding]"
 LOG_LINE = "[data-testid=diag-log-line]"
 FINDING_BASIS = "[data-testid=diag-basis]"
+FINDING_SEEN_BY = "[data-testid=diag-seen-by]"  # the processes that saw it (a cluster sharing its findings)
 ENGINE_FACT = "[data-testid=diag-engine-fact]"
 REMEDY = "[data-testid=diag-remedy]"
 REMEDY_APPLY = "[data-testid=diag-remedy-apply]"

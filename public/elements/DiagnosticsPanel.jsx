@@ -139,10 +139,15 @@ function FindingCard({ f, now }) {
         {f.rule ? <> (<span style={mono}>{f.rule}</span>)</> : null}
         {" "}· {text("seen_in", { source: known(text, `source.${f.source}`, f.source) })}
       </div>
+      {f.seen_by ? (
+        <div data-testid="diag-seen-by" style={small}>
+          {text("seen_by", { processes: f.seen_by.map((s) => `${s.process} (${s.count}×)`).join(", ") })}
+        </div>
+      ) : null}
       {f.evidence.map((e, i) => (
         <div key={i} data-testid="diag-evidence" data-source={e.source} style={{ ...mono, background: "rgba(128,128,128,0.12)", padding: "3px 5px", marginTop: 4,
           borderRadius: 4, whiteSpace: "pre-wrap", wordBreak: "break-word" }}>
-          {e.source === "log" ? text("evidence_line", { line: e.line }) : `${e.source}: `}{e.text}
+          {e.process ? `[${e.process}] ` : ""}{e.source === "log" ? text("evidence_line", { line: e.line }) : `${e.source}: `}{e.text}
         </div>
       ))}
       {f.hint ? <div data-testid="diag-fix" style={{ marginTop: 6, fontSize: 12.5 }}><b>{text("fix")}</b>{f.hint}</div> : null}

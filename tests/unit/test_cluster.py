@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from bench.sections.gpu_rate import processes_of
-from chainlit_app.cluster import STICKY_COOKIE, Layout, haproxy_config, problems
-from chainlit_app.settings import PROJECT_ROOT
+from chainlit_app.cluster import SHARED_FINDINGS, STICKY_COOKIE, Cluster, Layout, haproxy_config, problems
+from chainlit_app.settings import PROJECT_ROOT, Settings
 from tests.conftest import REQUIRE_ALL
 
 GOOD = {"CHAT_MODE": "attach", "CHAT_VLLM_URL": "http://127.0.0.1:9/v1", "DATABASE_URL": "postgresql://chat@db/chat"}
@@ -96,3 +96,16 @@ def test_print_config_shows_what_would_run() -> None:
 
 def test_bench_kinds_name_their_process_count() -> None:
     assert [processes_of(k) for k in ("app-1p", "app-3p", "app", "seed", "app-xp")] == [1, 3, 0, 0, 0]
+
+
+def test_the_apps_share_their_findings_unless_the_operator_said_no(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16: the cluster turns CHAT_SHARED_FINDINGS on for its apps (their settings read it); an
+    explicit false stays."""
+    layout = Layout("127.0.0.1", 18000, 2, 18001)
+    for given, wanted in (({}, True), ({SHARED_FINDINGS: "false"}, False)):
+        cluster = Cluster(layout, "haproxy", tmp_path / "haproxy.cfg", {"DATABASE_URL": "postgresql://h/db", **given})
+        monkeypatch.setenv(SHARED_FINDINGS, cluster.environ[SHARED_FINDINGS])
+        assert Settings().storage.shared_findings is wanted
+    monkeypatch.delenv(SHARED_FINDINGS)
+    assert Settings().storage.shared_findings is False, "a single app keeps its own findings"
