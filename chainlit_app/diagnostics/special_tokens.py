@@ -4,9 +4,10 @@ A tokenizer's special tokens (padding, masks, a streaming model's `[STREAMING_PA
 decoder drops when it skips special tokens. Text in which the same marker stands four or more times in a row was
 decoded without skipping them (vLLM's beam search before PR #56211 ignored `skip_special_tokens`), or the model
 generated padding: a decoding fault (decode_error), not a model that loops (the words between the markers are
-fine). The marker shapes are the tokenizers' own (`[UPPER_CASE]` with an underscore or BERT's `[PAD]`, `<|name|>`,
-`<pad>`), and only the same marker repeated counts: a log prefix such as `[ERROR][ENGINE]` varies, and a
-template quoted in a prompt writes each marker once per turn. `<unk>` runs stay `answers.is_garbled`'s.
+fine). The marker shapes are the tokenizers' own (`[UPPER_CASE]` with an underscore, BERT's `[PAD]`, `<pad>`,
+`<|pad|>`), and only the same marker repeated counts: a log prefix such as `[ERROR][ENGINE]` varies, and a
+template quoted in a prompt writes each marker once per turn. Turn and end markers (`<|im_end|>`, `</s>`) are left
+to `turn_markers.py` (a template that is not the model's), and `<unk>` runs to `answers.is_garbled`.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import re
 
 SPECIAL_TOKENS_KEPT = "special_tokens_kept"
 
-_MARKER = (r"\[[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\]|\[(?:PAD|MASK|SEP|CLS)\]|<\|[A-Za-z0-9_.\-]{1,40}\|>|"
-           r"</?(?:pad|mask|sep|cls|s)>")
+_MARKER = r"\[[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\]|\[(?:PAD|MASK|SEP|CLS)\]|<\|?(?:pad|mask|sep|cls)\w{0,30}\|?>"
 _RUN = re.compile(rf"({_MARKER})(?:\s*\1){{3,}}")
 
 
