@@ -14,6 +14,7 @@ from .answer_loops import MAX_SCAN, distinct_word_ratio, is_looping, repeated_ph
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .printed_chunks import inner_content
 from .scripts import foreign_letters_spattered, scripts_in
+from .special_tokens import special_token_run
 from .taxonomy import Kind
 from .thinking import has_thinking, split_thinking
 from .turn_markers import leaked_turn_marker, spelled_marker
@@ -43,7 +44,7 @@ def is_garbled(text: str, whole_answer: bool = False) -> bool:
     a whole answer, not a printed line that may be a banner of '=') one symbol repeated."""
     if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4 or _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) \
             or (whole_answer and _ONE_SYMBOL.fullmatch(text[:4000])) or _ONE_ODD_SYMBOL.fullmatch(text[:4000]) \
-            or _UNKNOWN_RUN.search(text[:4000]) or shows_byte_pieces(text):
+            or _UNKNOWN_RUN.search(text[:4000]) or shows_byte_pieces(text) or special_token_run(text) is not None:
         return True
     runs = _DIGIT_RUN.findall(text[:4000])
     if len(runs) >= 2 and sum(map(len, runs)) >= 0.25 * len(text.strip()):
@@ -226,6 +227,8 @@ def _garbled_what(text: str) -> str:
         return "byte-level BPE pieces ('\u0120' for spaces)"
     if _UNKNOWN_RUN.search(text[:4000]):
         return "a run of <unk>"
+    if (marker := special_token_run(text)) is not None:
+        return f"special tokens kept ({marker} again and again)"
     if _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]):
         return "a run of '!' (token 0)"
     if _ONE_SYMBOL.fullmatch(text[:4000]) or _ONE_ODD_SYMBOL.fullmatch(text[:4000]):

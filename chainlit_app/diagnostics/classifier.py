@@ -294,7 +294,7 @@ class LineClassifier(PrintedOutput, RequestLines):
                     guess.kind, guess.hint, guess.rule, guess.basis = (
                         settled[0].kind, settled[0].hint, settled[0].rule, settled[0].basis)
             for finding in self._phase_guesses:
-                if finding.kind == Kind.STARTUP_FAILURE.value:
+                if finding.kind in (Kind.STARTUP_FAILURE.value, Kind.MODEL_NOT_FOUND.value):  # start-up-only readings
                     finding.kind = Kind.ENGINE_ERROR.value
                     finding.rule, finding.basis = f"phase_{Kind.ENGINE_ERROR.value}", "phase"
                     finding.hint = Msg("hint.engine_failed_serving")

@@ -25,6 +25,7 @@ from .logprob_pieces import without_logprobs
 from .printed_chunks import RULE_ID as PRINTED_CHUNK
 from .printed_chunks import is_printed_none, read_printed_chunk
 from .scripts import LETTER
+from .special_tokens import SPECIAL_TOKENS_KEPT, special_token_run
 from .table_layout import is_table_line
 from .taxonomy import KINDS, Kind
 from .turn_markers import SPELLED_ID, spelled_marker
@@ -186,6 +187,10 @@ class PrintedOutput:
             self._loop_reported = True  # may hold whole markers: only their pieces spelled on are read here)
             hint = Msg("hint.marker_spelled_in_pieces", marker=marker)
             return [self._finding(Kind.CHAT_TEMPLATE, lineno, text, hint, SPELLED_ID, "weak")]
+        if special_token_run(key) is not None:  # decoded without skipping special tokens: no loop of the model's
+            self._loop_reported = True
+            return [self._finding(Kind.DECODE_ERROR, lineno, text, Msg("hint.special_tokens_kept"),
+                                  SPECIAL_TOKENS_KEPT, "weak")]
         if len(key) >= 20 and is_garbled(key):
             if shows_byte_pieces(key):
                 return [self._finding(Kind.DECODE_ERROR, lineno, text, byte_pieces_hint(), BYTE_PIECES, "weak")]

@@ -1,5 +1,6 @@
 """All rules in their stated order: start-up rules first, then the words of the tools around vLLM (`rules_relayed`,
-ahead of the weak words on the same lines: Docker's daemon error names the taken port), then serving rules, the
+ahead of the weak words on the same lines: Docker's daemon error names the taken port; then `rules_callers`, the
+words of projects that call a model server), then serving rules, the
 statuses clients report, what clients say of an answer, gin's access lines
 and the gateways' words, the rules that read a message's shape,
 refusals in their own words wherever they are relayed, and the wrappers last (the tie-break order).
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from .rules import Rule
 from .rules_builds import BUILD_RULES
+from .rules_callers import CALLER_RULES
 from .rules_clients import CLIENT_RULES
 from .rules_figures import FIGURE_RULES
 from .rules_gateways import GATEWAY_RULES
@@ -31,6 +33,6 @@ from .rules_wrappers import WRAPPER_RULES
 
 STARTUP_RULES: tuple[Rule, ...] = (RELEASE_RULES + INSTALL_RULES + PATH_RULES + MODEL_RULES + RESOURCE_RULES
                                    + BUILD_RULES + RAY_RULES)
-RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES + GATEWAY_RULES
-                          + SHAPE_RULES + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
+RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + CALLER_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES
+                          + GATEWAY_RULES + SHAPE_RULES + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

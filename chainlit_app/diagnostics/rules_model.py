@@ -137,7 +137,10 @@ MODEL_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "model_files_missing",
-        Kind.STARTUP_FAILURE,
+        # the folder or repo named lacks a file the server needs (config, weights, preprocessor, tokenizer): the
+        # model is not where it was looked for, as an unfinished download or a volume not filled leaves it; the
+        # boundary drawn once in round 16 (a model that is not there, whole or in part, is model_not_found)
+        Kind.MODEL_NOT_FOUND,
         r"does not appear to have a file named|Can't load (?:the )?config|No model weights found|"
         r"Cannot find any model weights|No such file or directory.{0,200}(?:config\.json|\.safetensors|"
         r"tokenizer)|"

@@ -67,6 +67,20 @@ STEPS: tuple[StartStep, ...] = (
         ),
     ),
     StartStep(
+        "start_ends_workers_ready",
+        # V0's multiprocessing workers answer the driver's start and wait for its calls; the driver then sets up
+        # the distributed groups and loads the model, and every one of those steps logs: a log that stops on the
+        # workers' ready lines stopped before the driver's first step (a launcher such as accelerate starting the
+        # tensor-parallel group a second time hangs here)
+        re.compile(r"Worker ready; awaiting tasks"),
+        "start_step.workers_ready",
+        (
+            # lm-evaluation-harness #3093 (accelerate launch with vLLM TP=4)
+            "(VllmWorkerProcess pid=1876886) INFO 06-29 19:49:30 multiproc_worker_utils.py:215] Worker ready; "
+            "awaiting tasks",
+        ),
+    ),
+    StartStep(
         "start_ends_waiting_for_engine",
         # the API server's client polling its engine process while that process starts (V0's MQLLMEngine client
         # logs it every 10 s until the engine answers; V1's front end counts the engine cores yet to start)

@@ -75,6 +75,11 @@ KNOWN_HEALTHY_MISSES = {
     "prompts offered faster than the 5.8 req/s the server completes queue at the server, so an 18.8 s mean TTFT "
     "(median 12.6 s, P99 54 s) is the queue a healthy overloaded server builds too; the request rate (12) and the "
     "2 H100s are in the thread's words, and the excerpt shows neither the rate nor the concurrency per request",
+    "round16a_gh7567_llama31_70b_tp8_ttft_31s_benchmark.log": "a benchmark_serving summary alone (1000 requests, "
+    "mean TTFT 31 s, median 21 s, P99 86 s, mean TPOT 132 ms) and no line shows the hardware or the request rate: "
+    "the healthy dev summary gh18566 (an 8B model, 1000 requests offered at once) waits 9.6 s on average for its "
+    "first token, 31 % of its run, where this one waits 26 % of its run; relative to its own run the queue is the "
+    "same, so only the absolute figure differs, and it has no reference (the 70B on TP 8 is in the thread's words)",
     "round5_gh4760_functionary_small_3090_enforce_eager_2_2_tok_s.log": "one stats line at 2.2 tokens/s for one "
     "request: a prompt prefilled in the same interval (102 tokens/s) means the request may have arrived late in "
     "it, and a CPU server (this app's own) decodes at 1-5 tokens/s when healthy; one low rate names nothing",
@@ -82,14 +87,6 @@ KNOWN_HEALTHY_MISSES = {
 # Dev logs whose label and the documented reading overlap: the second kind is accepted beside the label, for
 # the reason given (the collector's label stays as it was scored).
 ACCEPTED_READINGS = {
-    "round15a_gh4333_rayworker_codellama_cannot_find_any_model_weights.log": (
-        "startup_failure", "'Cannot find any model weights' is raised after the model's config was found: the "
-        "folder or repo exists and lacks its weight files (an unfinished download, a volume not filled), the "
-        "model_files_missing rule's case like 'does not appear to have a file named config.json'; the dev item "
-        "recorded_cpu_missing_model_dir is labelled startup_failure for the same reading"),
-    "round15a_modal837_volume_path_cannot_find_any_model_weights.log": (
-        "startup_failure", "the same 'Cannot find any model weights' on a volume path that holds no weights "
-        "(model_files_missing: the model's files are missing, read while starting)"),
     "round15a_gh789_docker_tp_rayworker_sigbus_dev_shm_64m.log": (
         "engine_error", "a Ray worker's SIGBUS after one tokenizer warning: the excerpt shows no phase marker, "
         "and a fatal signal with no phase is read as a crash while serving (native code runs once the model is "
@@ -112,6 +109,18 @@ ACCEPTED_READINGS = {
     "round8_gh38652_glm47_flash_fp8_kv_cache_multiturn_exclamation_garbage.log": (
         "decode_error", "the same: a few word fragments, then '!' (token 0) to the end, from an FP8 KV cache that "
         "corrupts the attention's numerics"),
+    # Round 16 (the fifteenth pass): where the boundary between garbled and looping answers, and between a model
+    # that is not there and a start-up failure, falls (docs/DIAGNOSIS.md, item 15):
+    "round16a_swift5320_r1_distill_15b_lora_fp16_merge_all_bangs.log": (
+        "decode_error", "a whole answer of '!' is token 0 repeated (every generated id is 0, the poster's own "
+        "debugging): NaN logits from weights that overflow in fp16, the decode_error side of the line, as the four "
+        "'!' answers above (docling3403, gh19022, gh38652, qwen178) are accepted; the fix is the dtype of the merge"),
+    "round4_gh1492_llama7b_hang_after_10min_stats_then_500.log": (
+        "engine_error", "the excerpt's failure line is the client's 'HTTP response code was 500' (Internal Server "
+        "Error): a server answering a request with a 500 is the engine's error by the status table (no 5xx in sight "
+        "is healthy); that the server hung for minutes before it is in the thread's words, and its one stats line "
+        "(2 running, 20 pending, KV cache 98.7 %) is what a loaded healthy server prints too, wrapped mid-word by "
+        "the paste"),
     # vLLM's 'Model architectures [...] are not supported for now' is read as version_mismatch when every listed
     # architecture is one a current vLLM implements (its registry, `known_architectures.py`), as rounds 8, 9 and
     # 10 label it (Qwen2-VL, Qwen2.5-VL, DeepSeek-V3, InternVL), and startup_failure for a custom one (gh32338,
