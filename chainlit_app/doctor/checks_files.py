@@ -28,14 +28,16 @@ def check_weights(folder: ModelFolder, downloadable: bool = False) -> Check:
     files, problems = folder.weights
     problems = problems + [f.problem for f in files if f.problem]
     if not files and not problems:
+        # a folder without the weights it needs: model_not_found, as the log reading names "Cannot find any
+        # model weights" (a corrupt or truncated file below stays a start-up failure)
         message = Msg("doctor.weights.none", path=folder.path)
         fix = Msg("doctor.weights.fix_copy", path=folder.path)
         if downloadable:
             return warned(
-                "weights", Kind.STARTUP_FAILURE, Msg("doctor.will_download", problem=message),
+                "weights", Kind.MODEL_NOT_FOUND, Msg("doctor.will_download", problem=message),
                 Msg("doctor.weights.fix.2"),
             )
-        return failed("weights", Kind.STARTUP_FAILURE, message, fix)
+        return failed("weights", Kind.MODEL_NOT_FOUND, message, fix)
     if problems:
         return failed(
             "weights", Kind.STARTUP_FAILURE, "; ".join(problems),

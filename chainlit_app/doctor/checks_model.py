@@ -52,15 +52,17 @@ def check_model_folder(config: PreflightConfig, folder: Path) -> Check:
         return passed("model_folder", Msg("doctor.model_folder.pass.1", folder=folder))
     if folder.is_file() and folder.suffix == ".gguf":
         return passed("model_folder", Msg("doctor.model_folder.pass.2", folder=folder))
+    # a path that is not there is model_not_found, as the log reading names vLLM's own words for it
     if config.model == DEMO_NAME:
         return warned(
-            "model_folder", Kind.STARTUP_FAILURE,
+            "model_folder", Kind.MODEL_NOT_FOUND,
             Msg("doctor.model_folder.msg.2", folder=folder),
             Msg("doctor.model_folder.fix.2"),
         )
     what = Msg("doctor.model_folder.is_file") if folder.exists() else Msg("doctor.model_folder.missing")
     return failed(
-        "model_folder", Kind.STARTUP_FAILURE, Msg("doctor.model_folder.msg.1", folder=folder, what=what),
+        "model_folder", Kind.MODEL_NOT_FOUND if not folder.exists() else Kind.STARTUP_FAILURE,
+        Msg("doctor.model_folder.msg.1", folder=folder, what=what),
         Msg("doctor.model_folder.fix.1"),
     )
 

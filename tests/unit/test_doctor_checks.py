@@ -51,14 +51,14 @@ def test_healthy_tiny_folder_passes_model_checks(tmp_path: Path) -> None:
 
 def test_model_folder_missing(tmp_path: Path) -> None:
     checks = run(tmp_path / "does-not-exist", tmp_path)
-    assert_finding(checks["model_folder"], "fail", "startup_failure", "CHAT_MODEL")
+    assert_finding(checks["model_folder"], "fail", "model_not_found", "CHAT_MODEL")
     assert "does not exist" in checks["model_folder"].message
     assert "config" not in checks  # nothing else to read in a folder that is not there
 
 
 def test_demo_folder_not_built_is_a_warning_with_the_build_command(tmp_path: Path) -> None:
     checks = run(tmp_path / "models" / "smollm2-135m-instruct", tmp_path, model="demo")
-    assert_finding(checks["model_folder"], "warn", "startup_failure", "python -m chainlit_app.models")
+    assert_finding(checks["model_folder"], "warn", "model_not_found", "python -m chainlit_app.models")
 
 
 def test_config_json_broken(tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_weights_missing(tmp_path: Path) -> None:
     folder = make_model(tmp_path)
     (folder / "model.safetensors").unlink()
     checks = run(folder, tmp_path)
-    assert_finding(checks["weights"], "fail", "startup_failure", str(folder))
+    assert_finding(checks["weights"], "fail", "model_not_found", str(folder))
     assert "no weights" in checks["weights"].message
 
 
