@@ -157,7 +157,7 @@ class AnswerStream:
                 continue
             buffer.append(token)
             self._pieces.append(token)
-            now = last_token_at = self._clock()
+            now = last_token_at = self._pace.last_token_at = self._clock()
             load_seen += self._pace.active
             chunks += 1
             # A batched chunk is already about one UI update's worth: forward it unless chunks come twice as fast.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import signal
 import time
 from collections import deque
@@ -85,9 +86,11 @@ class Monitor:
         health_probe_seconds: float = 0.0,
         health_probe_timeout: float = 30.0,
         degraded_restart_after: int = 0,
+        tokens_seen_at: Callable[[], float] = lambda: -math.inf,
     ):
         self._log_file = log_file
         self._endpoint = endpoint
+        self._tokens_seen_at = tokens_seen_at  # monotonic time of the last token any answer received
         self.probe_interval = probe_interval
         self.stall_seconds = stall_seconds
         # /metrics costs vLLM a rendering and us a Prometheus parse, on the cores the engine computes on:
@@ -302,9 +305,18 @@ class Monitor:
             return True
         return False
 
+    def _tokens_prove_health(self) -> bool:
+        """An answer's tokens arrived within the last probe interval: the engine answers, which is all /health
+        would say, so the poll is skipped (it was a request a second on the cores the answers need). Asked as
+        before once tokens stop for a second, while /health was not OK, and while the panel is watched."""
+        now = time.monotonic()
+        recent = now - self._tokens_seen_at() < self.probe_interval
+        return self.healthy is True and recent and now >= self._watched_until
+
     async def _probe_once(self, probe: EngineClient) -> None:
-        self.healthy = await probe.health()
-        self.completion.note_health(self.healthy)
+        if not self._tokens_prove_health():
+            self.healthy = await probe.health()
+            self.completion.note_health(self.healthy)
         snap = await probe.metrics() if self.healthy and self._metrics_due() else None
         if snap is None:
             return

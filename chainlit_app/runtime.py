@@ -38,7 +38,8 @@ class Runtime:
         self.monitor = Monitor(lambda: self.engine.log_file, lambda: self.engine.endpoint,
                                health_probe_seconds=engine_settings.health_probe_seconds,
                                health_probe_timeout=engine_settings.health_probe_timeout,
-                               degraded_restart_after=engine_settings.degraded_restart_after)
+                               degraded_restart_after=engine_settings.degraded_restart_after,
+                               tokens_seen_at=lambda: self.pace.last_token_at)
         self.engine: EngineHandle = engine_handle_for(settings, self.monitor.store)
         self.engine.add_listener(self.monitor.on_engine_status)
         if self.engine.process_control:  # a degraded engine we own may be restarted; an attached one is reported

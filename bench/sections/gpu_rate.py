@@ -6,7 +6,8 @@ this app in attach mode, as browsers over socket.io, (3) through the seed 002 ap
 an order that rotates between levels. `--before DIR` adds a fourth client: this app run from another
 checkout (e.g. `git archive main`), for before/after figures in one run. `--app-processes 1,2` adds
 this app on a throwaway PostgreSQL as one process (`app-1p`) and as N processes behind haproxy
-(`app-Np`, `python -m chainlit_app.cluster`), the CPU of the app processes summed, haproxy's apart.
+(`app-Np`, `python -m chainlit_app.cluster`), the CPU of the app processes summed, haproxy's apart; the
+client `before-1p` is the `--before` checkout as one process on that PostgreSQL.
 
 `python -m bench.sections.gpu_rate [--full] [--levels 1,32] [--clients app,seed,direct] [--app-processes 1,2]`
 runs it alone (no vLLM needed); `make bench` runs it in quick mode, `python -m bench --full` fully.
@@ -54,7 +55,9 @@ class Clients:
 
 
 def processes_of(kind: str) -> int:
-    """`app-2p` -> 2; 0 for the other clients."""
+    """`app-2p` -> 2, `before-1p` (the --before checkout as one process on PostgreSQL) -> 1; 0 for the others."""
+    if kind == "before-1p":
+        return 1
     return int(kind[4:-1]) if kind.startswith("app-") and kind.endswith("p") and kind[4:-1].isdigit() else 0
 
 
@@ -155,7 +158,8 @@ async def start_clients(ctx: Context, kinds: list[str], before: Path | None, dat
             elif processes_of(kind):
                 shared = {**attach, "DATABASE_URL": database_url}
                 if processes_of(kind) == 1:  # one process, no balancer: the single-process case on PostgreSQL
-                    single = start_app_with_flags(ctx.work_dir / kind, (), env_overrides=shared)
+                    root = before if kind == "before-1p" and before is not None else PROJECT_ROOT
+                    single = start_app_with_flags(ctx.work_dir / kind, (), env_overrides=shared, root=root)
                     clients.apps[kind] = single
                     await single.wait_engine(("attached",), timeout=300)
                     clients.cookies[kind] = await login(single.url, CHAT_USER, single.user_password)
@@ -268,7 +272,8 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--full", action="store_true")
     parser.add_argument("--levels", default="", help="comma-separated session counts")
-    parser.add_argument("--clients", default="", help="comma-separated: app, seed, direct, before")
+    parser.add_argument("--clients", default="",
+                        help="comma-separated: app, seed, direct, before, before-1p (--before on PostgreSQL)")
     parser.add_argument("--before", type=Path, help="another checkout of this app to run as client `before`")
     parser.add_argument("--profile", type=Path, help="folder for py-spy profiles of our app(s) (collapsed + SVG)")
     parser.add_argument("--app-processes", default="",

@@ -16,7 +16,6 @@ from os import PathLike
 from typing import Any
 
 import aiofiles
-import aiofiles.os
 
 MAX_LINE_BYTES = 64 * 1024
 
@@ -83,6 +82,7 @@ class LogFollower:
         lineno, pos = await self._skip_to_end(handle) if skip_existing else (0, 0)
         buf = bytearray()
         discarding = False  # inside the unread tail of an over-long line
+        rotated = False
         while not self._stopped:
             chunk = await handle.read(self._chunk)
             if chunk:
@@ -93,17 +93,16 @@ class LogFollower:
                     lineno += 1
                     yield lineno, line
                 continue
-            state = await self._state(identity, pos)
+            if rotated:  # the old file is read to its end and will not grow any more: hand out its last line
+                if buf and not discarding:
+                    yield lineno + 1, self._decode(bytes(buf))
+                return
+            state = await self._changed(identity, pos)
             if state == "truncated":
                 await handle.seek(0)
                 lineno, pos, discarding = 0, 0, False
                 buf.clear()
-                continue
-            if state == "rotated":
-                if buf and not discarding:  # the old file will not grow any more: hand out its last line
-                    yield lineno + 1, self._decode(bytes(buf))
-                return
-            await self._sleep()
+            rotated = state == "rotated"  # first read what the old file got before it was replaced
 
     def _split(self, buf: bytearray, discarding: bool) -> tuple[list[str], bool]:
         """Take complete lines out of `buf` (in place); cut and start discarding an over-long line."""
@@ -144,17 +143,27 @@ class LogFollower:
         await handle.seek(last_newline_end)
         return count, last_newline_end
 
-    async def _state(self, identity: tuple[int, int], pos: int) -> str:
-        """'rotated' (path gone or another inode), 'truncated' (shorter than what we read) or 'same'."""
+    async def _changed(self, identity: tuple[int, int], pos: int) -> str:
+        """Wait until the file grows, shrinks or is replaced (or the follower stops). While nothing changes
+        each poll is one `stat` system call in the loop: a read through aiofiles' thread at every poll was
+        most of an idle app's CPU (two thread hand-offs, ten times a second)."""
+        while True:
+            state = self._state(identity, pos)
+            if state != "same" or self._stopped:
+                return state
+            await self._sleep()
+
+    def _state(self, identity: tuple[int, int], pos: int) -> str:
+        """'rotated' (path gone or another inode), 'truncated' (shorter than what we read), 'grown' or 'same'."""
         try:
-            st = await aiofiles.os.stat(self.path)
+            st = os.stat(self.path)
         except FileNotFoundError:
             return "rotated"
         if (st.st_dev, st.st_ino) != identity:
             return "rotated"
         if st.st_size < pos:
             return "truncated"
-        return "same"
+        return "grown" if st.st_size > pos else "same"
 
     async def _sleep(self) -> None:
         # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a task's cancellation

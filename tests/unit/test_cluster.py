@@ -95,7 +95,8 @@ def test_print_config_shows_what_would_run() -> None:
 
 
 def test_bench_kinds_name_their_process_count() -> None:
-    assert [processes_of(k) for k in ("app-1p", "app-3p", "app", "seed", "app-xp")] == [1, 3, 0, 0, 0]
+    assert [processes_of(k) for k in ("app-1p", "app-3p", "app", "seed", "app-xp", "before-1p", "before")] == [
+        1, 3, 0, 0, 0, 1, 0]
 
 
 def test_the_apps_share_their_findings_unless_the_operator_said_no(tmp_path: Path,

@@ -121,6 +121,20 @@ async def test_rotation_switches_to_the_new_file(tmp_path: Path, follow: Follow)
     assert lines == [(1, "a"), (2, "b"), (3, "last words"), (1, "fresh 1"), (2, "fresh 2")]
 
 
+async def test_lines_written_just_before_a_rotation_are_not_lost(tmp_path: Path, follow: Follow) -> None:
+    """The follower sleeps between polls; what the old file got in the last one is still read before it
+    moves to the new file (the crash's last lines are the ones that matter)."""
+    log = tmp_path / "vllm.log"
+    log.write_text("a\n")
+    c = follow(log)
+    await c.wait_for(1)
+    _append(log, "Traceback (most recent call last):\nRuntimeError: boom\n")
+    os.rename(log, tmp_path / "vllm.log.1")  # at once, within one poll interval
+    log.write_text("fresh 1\n")
+    lines = await c.wait_for(4)
+    assert lines == [(1, "a"), (2, "Traceback (most recent call last):"), (3, "RuntimeError: boom"), (1, "fresh 1")]
+
+
 async def test_from_end_skips_but_counts_existing_lines(tmp_path: Path, follow: Follow) -> None:
     log = tmp_path / "vllm.log"
     log.write_text("one\ntwo\nthr")
