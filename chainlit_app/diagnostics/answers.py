@@ -13,6 +13,7 @@ from chainlit_app.i18n import Msg
 from .answer_loops import MAX_SCAN, distinct_word_ratio, is_looping, repeated_phrase, writes_next_turns
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .printed_chunks import inner_content
+from .reserved_tokens import reserved_token
 from .scripts import foreign_letters_spattered, scripts_in
 from .special_tokens import special_token_run
 from .taxonomy import Kind
@@ -187,6 +188,9 @@ def judge_answer(
     garbled = _garbled(text)
     if garbled is not None:
         return garbled
+    if (token := reserved_token(text, finish_reason)) is not None:
+        return AnswerVerdict(Kind.DEGENERATE_OUTPUT, f"the {len(text)}-character answer holds the reserved token "
+                             f"{token}: sampled from logits that mean nothing", Msg("hint.reserved_token_in_answer"))
     if (marker := spelled_marker(text)) is not None:
         return AnswerVerdict(Kind.CHAT_TEMPLATE, f"the answer spells the chat template's {marker} in pieces",
                              Msg("hint.marker_spelled_in_pieces", marker=marker))

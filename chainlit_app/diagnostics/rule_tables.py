@@ -1,6 +1,7 @@
 """All rules in their stated order: start-up rules first, then the words of the tools around vLLM (`rules_relayed`,
 ahead of the weak words on the same lines: Docker's daemon error names the taken port; then `rules_callers`, the
-words of projects that call a model server), then serving rules, the
+words of projects that call a model server; then the template engines' words of other servers and what response
+fields say, `rules_templates`, `rules_responses`), then serving rules, the
 statuses clients report, what clients say of an answer, gin's access lines
 and the gateways' words, the rules that read a message's shape,
 refusals in their own words wherever they are relayed, and the wrappers last (the tie-break order).
@@ -25,14 +26,17 @@ from .rules_refusals import REFUSAL_RULES
 from .rules_relayed import RELAYED_RULES
 from .rules_releases import RELEASE_RULES
 from .rules_resources import RESOURCE_RULES
+from .rules_responses import RESPONSE_RULES
 from .rules_servers import SERVER_RULES
 from .rules_serving import SERVING_RULES
 from .rules_shapes import SHAPE_RULES
 from .rules_status import STATUS_RULES
+from .rules_templates import TEMPLATE_RULES
 from .rules_wrappers import WRAPPER_RULES
 
 STARTUP_RULES: tuple[Rule, ...] = (RELEASE_RULES + INSTALL_RULES + PATH_RULES + MODEL_RULES + RESOURCE_RULES
                                    + BUILD_RULES + RAY_RULES)
-RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + CALLER_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES
+RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + CALLER_RULES + TEMPLATE_RULES + RESPONSE_RULES
+                          + SERVING_RULES + STATUS_RULES + CLIENT_RULES
                           + GATEWAY_RULES + SHAPE_RULES + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

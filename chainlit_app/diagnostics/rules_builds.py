@@ -105,8 +105,9 @@ BUILD_RULES: tuple[Rule, ...] = (
         "cuda_error_serving",
         Kind.ENGINE_ERROR,
         # a build that does not fit the GPU says so in its own words, whenever its kernel first runs (a kernel for
-        # one shape may first run with a request): those stay cuda_error's
-        r"CUDA error: (?!no kernel image|invalid device function|the provided PTX|CUDA driver version|"
+        # one shape may first run with a request): those stay cuda_error's; memory that ran out names itself
+        # (gpu_oom), in graph capture as while serving
+        r"CUDA error: (?!out of memory|no kernel image|invalid device function|the provided PTX|CUDA driver version|"
         r"unsupported (?:PTX|toolchain))|CUBLAS_STATUS_(?!ARCH_MISMATCH)",
         role="weak",
         phases=frozenset({Phase.SERVING}),

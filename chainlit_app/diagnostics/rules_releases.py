@@ -12,6 +12,8 @@ from chainlit_app.i18n import Msg
 from .known_architectures import KNOWN_ARCHITECTURES
 from .rules import Rule, rule
 from .taxonomy import Kind
+from .version_bound_flags import MECHANISM_ID as FLAG_OF_ANOTHER_RELEASE
+from .version_bound_flags import refuses_flag_of_another_release
 
 _KNOWN = "|".join(sorted(KNOWN_ARCHITECTURES, key=len, reverse=True))
 
@@ -62,6 +64,21 @@ RELEASE_RULES: tuple[Rule, ...] = (
         examples=(
             # FastChat #3704 (FastChat's vllm_worker on vLLM 0.8's V1 engine)
             "2025-03-24 22:04:27 | ERROR | stderr | AttributeError: 'AsyncLLM' object has no attribute 'engine'",
+        ),
+    ),
+    # argparse refusing a flag that some vLLM release (or a plugin of it) accepts: the command was written for
+    # another release (`version_bound_flags.py` says why each flag comes and goes); a flag no release had stays
+    # `bad_argument` (rules_model.py), which this rule precedes on the tie
+    rule(
+        FLAG_OF_ANOTHER_RELEASE,
+        Kind.VERSION_MISMATCH,
+        r"error: unrecognized arguments?:",
+        check=refuses_flag_of_another_release,
+        hint=Msg("rule.flag_of_another_release"),
+        examples=(
+            "vllm: error: unrecognized arguments: --enable-reasoning --reasoning-parser deepseek_r1",  # vLLM #18538
+            "vllm: error: unrecognized arguments: --omni",  # vllm-omni #1364 (vllm 0.15.0, vllm-omni 0.14.0)
+            "vllm: error: unrecognized arguments: --tool-server demo",  # recipes #20 (a ROCm dev image)
         ),
     ),
 )

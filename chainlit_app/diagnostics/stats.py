@@ -15,6 +15,8 @@ from chainlit_app.i18n import Msg
 from .platforms import PlatformWatch
 from .prefill_starvation import MECHANISM_ID as DECODE_BEHIND_PREFILL
 from .prefill_starvation import PrefillStarvation
+from .queue_crawl import MECHANISM_ID as QUEUE_WHILE_CRAWLING
+from .queue_crawl import QueueCrawl
 
 _STAT_RUNNING = re.compile(r"Running: (\d+) reqs")
 _STAT_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs")
@@ -60,6 +62,7 @@ class StallWatch:
         self._queue_free_reported = False
         self._holds_work: set[int] = set()  # engine indexes whose core said it holds a request
         self._prefill_starvation = PrefillStarvation()
+        self._queue_crawl = QueueCrawl()
         self.platform = PlatformWatch()  # fed every line by the classifier
         self._held: list[StallSignal] = []  # slow decoding seen before the log showed its hardware
 
@@ -111,6 +114,10 @@ class StallWatch:
             hint = Msg("hint.decode_behind_prefill", running=crawled[0], tps=f"{crawled[1]:g}",
                        prompt_tps=f"{prompt_tps:g}")
             found.append(StallSignal(DECODE_BEHIND_PREFILL, hint, "weak"))
+        if (crawl := self._queue_crawl.observe(running, waiting, prompt_tps, gen_tps)) is not None and not stopping:
+            hint = Msg("hint.queue_while_decoding_crawls", tps=f"{crawl[0]:g}", running=crawl[1], waiting=crawl[2],
+                       prompt_tps=f"{prompt_tps:g}")
+            found.append(StallSignal(QUEUE_WHILE_CRAWLING, hint, "weak"))
         reason = self._stall_reason(running, waiting, gen_tps, prompt_tps)
         if reason and not self._stall_reported and not stopping:
             self._stall_reported = True
