@@ -181,15 +181,15 @@ ACCEPTED_READINGS = {
         "parallel weight split for InternLM2) is broken numerics, which both readings name"),
     # Round 17 (the sixteenth pass): two more gibberish answers labelled degenerate_output with decode_error's signs
     "round17a_gh_pr13167_deepseek_r1_q3km_gguf_gibberish.log": (
-        "decode_error", "fragments and punctuation with U+FFFD between them ('.Psalm\ufffd', 'The \u014d\ufffd\u7684') "
-        "and DeepSeek's unused '<\uff5cplace\u2581holder\u2581no\u2581791\uff5c>' tokens: U+FFFD is decode_error's sign "
-        "(a byte piece decoded alone); the cause, a Q3_K_M GGUF's numerics across TP 8 x PP 2, is broken numerics, "
-        "which both readings name"),
+        "decode_error", "fragments and punctuation with U+FFFD between them ('.Psalm\ufffd', "
+        "'The \u014d\ufffd\u7684') and DeepSeek's unused '<\uff5cplace\u2581holder\u2581no\u2581791\uff5c>' "
+        "tokens: U+FFFD is decode_error's sign (a byte piece decoded alone); the cause, a Q3_K_M GGUF's numerics "
+        "across TP 8 x PP 2, is broken numerics, which both readings name"),
     "round17a_verl3149_search_r1_lora_rollout_garbled.log": (
-        "decode_error", "a rollout of Han, Latin, Hebrew, Thai, Cyrillic, Hangul and code identifiers with U+FFFD in one "
-        "run ('\u8ff7\u4eba EAST\u7428 envelop', '\u05d9\u05d9\u05ea\u05db\u05df'), the shape of qwen3_503 and gh1385: "
-        "tokens decoded to no language, the decode_error side of the line (LoRA weights in the rollout are the "
-        "thread's cause, broken numerics either way)"),
+        "decode_error", "a rollout of Han, Latin, Hebrew, Thai, Cyrillic, Hangul and code identifiers with U+FFFD "
+        "in one run ('\u8ff7\u4eba EAST\u7428 envelop', '\u05d9\u05d9\u05ea\u05db\u05df'), the shape of "
+        "qwen3_503 and gh1385: tokens decoded to no language, the decode_error side of the line (LoRA weights in "
+        "the rollout are the thread's cause, broken numerics either way)"),
     # vLLM's 'No platform detected, vLLM is running on UnspecifiedPlatform' and 'Failed to infer device type' say
     # that vLLM saw no device: a container without its GPUs (round 12, vLLM #12847 and #13946) is a start-up
     # failure, not a version problem (`rules_paths.no_platform_detected`). An earlier collector labelled it:

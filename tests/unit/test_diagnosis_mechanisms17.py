@@ -20,7 +20,8 @@ def _root(lines: list[str]) -> tuple[str, str]:
 def test_a_template_engines_failure_in_another_server_is_the_chat_template() -> None:
     # ik_llama.cpp #693: gpt-oss's template calls strftime_now, which minja does not provide
     refusal = "ERR [validate_model_chat_template] failed to apply template: %s"
-    placed = (' | ="Object is not callable: null at row 203, column 40:\\n    {{- \\"Knowledge cutoff: 2024-06\\\\n\\" }}'
+    placed = (' | ="Object is not callable: null at row 203, column 40:\\n    {{- \\"Knowledge cutoff: '
+              '2024-06\\\\n\\" }}'
               '\\n    {{- \\"Current date: \\" + strftime_now(\\"%Y-%m-%d\\") + \\"\\\\n\\\\n\\" }}')
     assert _root([refusal, placed]) == ("chat_template", "template_engine_failed")
     assert _root([placed]) == ("chat_template", "template_engine_failed")
@@ -50,7 +51,8 @@ def test_a_400_without_words_from_vllm_is_the_templates_refusal_weakly() -> None
 def test_a_flag_of_another_release_is_a_version_mismatch_and_a_typo_is_not() -> None:
     # vLLM #18538, vllm-omni #1364, recipes #20: flags of releases other than the installed one
     for line, flag in (
-        ("vllm: error: unrecognized arguments: --enable-reasoning --reasoning-parser deepseek_r1", "--enable-reasoning"),
+        ("vllm: error: unrecognized arguments: --enable-reasoning --reasoning-parser deepseek_r1",
+         "--enable-reasoning"),
         ("vllm: error: unrecognized arguments: --omni", "--omni"),
         ("vllm: error: unrecognized arguments: --tool-server demo", "--tool-server"),
     ):
@@ -107,7 +109,8 @@ def test_a_queue_while_decoding_crawls_on_fast_hardware_is_slow() -> None:
     assert classify_lines(lines[:1]).kind == HEALTHY
     watch = QueueCrawl()
     assert watch.observe(5, 0, 7641.7, 3.0) is None and watch.observe(8, 0, 8740.2, 9.8) is None
-    fast = [stat.format(s="03", p="7641.7", g="400.0", r=5, w=30), stat.format(s="13", p="8740.2", g="380.5", r=8, w=26)]
+    fast = [stat.format(s="03", p="7641.7", g="400.0", r=5, w=30),
+            stat.format(s="13", p="8740.2", g="380.5", r=8, w=26)]
     assert classify_lines(fast).kind == HEALTHY
     # a CPU's crawl prefills no thousands a second: no hardware evidence, nothing said
     cpu = [stat.format(s="03", p="40.0", g="3.0", r=5, w=30), stat.format(s="13", p="35.0", g="2.8", r=5, w=26)]
