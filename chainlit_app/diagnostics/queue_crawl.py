@@ -7,7 +7,7 @@ crawls does not prefill thousands a second: the hardware evidence a rate alone l
 report also shows requests waiting and the running ones getting under two tokens a second each, and the next
 report shows the same, the users in the queue and in the batch both see a crawl (Qwen3.5-397B on Blackwell: 3.0 and
 9.8 tokens/s for 5 and 8 requests with 30 and 26 waiting). One such report says nothing: a burst of new prompts
-fills one interval with prefill. No healthy report of the corpus shows the shape even once.
+fills one interval with prefill. No healthy report of dev shows the shape even once.
 """
 
 from __future__ import annotations
