@@ -1,7 +1,8 @@
 """An answer that holds a reserved (untrained) special token: the model sampled an id it was never trained on.
 
 Tokenizers keep placeholder ids for later use: Llama 3's `<|reserved_special_token_185|>`, Gemma's `<unused12>`,
-BERT's `[unused3]`, Qwen's `<|extra_7|>`. No training text contains them, so a working model gives them almost no
+BERT's `[unused3]`, Qwen's `<|extra_7|>`, DeepSeek's
+`<｜place▁holder▁no▁791｜>`. No training text contains them, so a working model gives them almost no
 probability and never writes one; an answer that does was sampled from logits that no longer mean anything
 (adapters applied wrongly across tensor-parallel shards, broken numerics), and the words around it are token
 soup too ('TumblrgetDbprogetDb MYSQLPlay'). The answer is the model's degenerate output (`reserved_token_in_answer`);
@@ -15,7 +16,8 @@ from __future__ import annotations
 import re
 
 MECHANISM_ID = "reserved_token_in_answer"
-_RESERVED = re.compile(r"(?<!`)(<\|reserved_special_token_\d+\|>|<unused\d+>|\[unused\d+\]|<\|extra_\d+\|>)(?!`)")
+_RESERVED = re.compile(r"(?<!`)(<\|reserved_special_token_\d+\|>|<unused\d+>|\[unused\d+\]|<\|extra_\d+\|>|"
+                       "<\uff5cplace\u2581holder\u2581no\u2581\\d+\uff5c>)(?!`)")
 
 
 def reserved_token(text: str, finish_reason: str | None) -> str | None:

@@ -8,15 +8,19 @@ Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 
 from __future__ import annotations
 
+import re
+
 from chainlit_app.i18n import Msg
 
 from .rules import Rule, rule
 from .taxonomy import Kind
 
+_STATUS_400 = re.compile(r"\b(?:code|status)\W{0,4}400\b|\b400 Bad Request\b", re.IGNORECASE)
+
 
 def _status_400(message: str) -> bool:
     """The refusal is a 400 (the request was refused before generation), not a 5xx."""
-    return "400" in message
+    return _STATUS_400.search(message) is not None
 
 
 TEMPLATE_RULES: tuple[Rule, ...] = (

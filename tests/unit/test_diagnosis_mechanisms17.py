@@ -83,6 +83,8 @@ def test_a_reserved_token_in_an_unfinished_answer_is_degenerate_output() -> None
     text = ("TumblrgetDbprogetDb MYSQLPlay on meetup in Zh conformsTumblr\n\n\n\n\n\n\n\n"
             "<|reserved_special_token_185|>Tag movers")
     assert reserved_token(text, "length") == "<|reserved_special_token_185|>"
+    # vLLM PR #13167's DeepSeek-R1 answer writes DeepSeek's own placeholder between its fragments
+    assert reserved_token(".Psalm <\uff5cplace\u2581holder\u2581no\u2581791\uff5c>.", None) is not None
     verdict = judge_answer(text, "length", 16)
     assert verdict is not None and verdict.kind.value == "degenerate_output"
     body = ('{"id":"cmpl-332d","object":"text_completion","model":"model","choices":[{"index":0,"text":'
