@@ -25,6 +25,7 @@ from chainlit_app.i18n import Msg
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .chains import SEPARATOR, ChainLinks
 from .cut_stacks import cut_in_kernel_launch
+from .error_words import is_fallback, last_reading
 from .events import Body, EventFolder, Traceback
 from .exceptions import SERVING_ONLY, ancestry, error_body, exception_name, lookup, owner_of, raised_in
 from .findings import Finding, evidence_text
@@ -216,7 +217,7 @@ class LineClassifier(PrintedOutput, RequestLines):
             return self._chains.link(tb.process, found)
         # a symptom pattern (weak) on the exception line yields to what the exception's type or place says
         found = self._chains.link(tb.process, self._ladder(tb, text, phase, found, pointed_from))
-        if found and found[0].basis == "phase" and self._named_messages.get(tb.process) == tb.first_line - 1:
+        if found and is_fallback(found[0].rule) and self._named_messages.get(tb.process) == tb.first_line - 1:
             return []  # `logger.exception(message)`: the message right above named it; its stack adds nothing
         if not self._phases.seen_marker and found and found[0].basis in ("exception_type", "raised_in") \
                 and len(self._tb_guesses) < 20:
@@ -343,13 +344,9 @@ class LineClassifier(PrintedOutput, RequestLines):
         phase = self.phase if phase is None else phase
         if phase == Phase.STOPPING:
             return []
-        if phase == Phase.SERVING:
-            kind, hint = Kind.ENGINE_ERROR, Msg("hint.phase_engine_error", what=what)
-        else:
-            kind = Kind.STARTUP_FAILURE
-            hint = Msg("hint.phase_startup_failure", what=what)
-        finding = self._finding(kind, lineno, text, hint, f"phase_{kind.value}", role, "phase")
-        if not self._phases.seen_marker:
+        kind, hint, rule, basis = last_reading(text, phase == Phase.SERVING, what)
+        finding = self._finding(kind, lineno, text, hint, rule, role, basis)
+        if basis == "phase" and not self._phases.seen_marker:
             self._guess(finding)
         return [finding]
 
