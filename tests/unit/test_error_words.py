@@ -53,10 +53,13 @@ def test_request_words_do_not_decide_before_serving_nor_call_words_while_serving
 
 
 def test_an_unknown_error_with_words_is_named_by_them_not_by_the_phase() -> None:
-    log = "INFO:     Application startup complete.\nERROR 05-01 10:00:00 [x.py:1] Template error: template not found\n"
-    report = classify_text(log)
-    assert report.kind == "chat_template"
-    assert report.root is not None and report.root.rule == "words_chat_template" and report.root.basis == "rule"
+    # words no rule knows (a made-up component); the same frame with other words is the phase default below
+    for message, kind in (("frobnicator: chat template missing for this request", "chat_template"),
+                          ("gateway: the upstream said Model foo-7b unknown", "model_not_found"),
+                          ("worker 3: insufficient memory for the batch", "out_of_memory")):
+        report = classify_text(f"INFO:     Application startup complete.\nERROR 05-01 10:00:00 [x.py:1] {message}\n")
+        assert report.kind == kind
+        assert report.root is not None and report.root.rule == f"words_{kind}" and report.root.basis == "rule"
 
 
 def test_an_unknown_error_without_words_keeps_the_phase_default() -> None:
