@@ -18,6 +18,7 @@ from .scripts import foreign_letters_spattered, scripts_in
 from .special_tokens import special_token_run
 from .taxonomy import Kind
 from .thinking import has_thinking, split_thinking
+from .token_stutter import repeated_tokens_in_copy
 from .turn_markers import leaked_turn_marker, spelled_marker
 from .word_salad import is_word_salad
 
@@ -207,6 +208,10 @@ def judge_answer(
             f"(finish_reason={finish_reason!r})",
             Msg("hint.answer_writes_next_turns"),
         )
+    if repeated_tokens_in_copy(text):
+        return AnswerVerdict(Kind.DEGENERATE_OUTPUT, f"the {len(text)}-character answer says one sentence again "
+                             "and again, one copy with some of its words written twice",
+                             Msg("hint.tokens_accepted_twice"))
     if finish_reason in ("length", None) and is_looping(text, cut_at_limit=finish_reason == "length"):
         phrase = repeated_phrase(text)
         said = f": {phrase[0][:120]!r} {phrase[1]} times" if phrase else ""

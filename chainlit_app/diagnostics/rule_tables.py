@@ -30,6 +30,7 @@ from .rules_responses import RESPONSE_RULES
 from .rules_servers import SERVER_RULES
 from .rules_serving import SERVING_RULES
 from .rules_shapes import SHAPE_RULES
+from .rules_shown import SHOWN_RULES
 from .rules_status import STATUS_RULES
 from .rules_templates import TEMPLATE_RULES
 from .rules_wrappers import WRAPPER_RULES
@@ -37,6 +38,6 @@ from .rules_wrappers import WRAPPER_RULES
 STARTUP_RULES: tuple[Rule, ...] = (RELEASE_RULES + INSTALL_RULES + PATH_RULES + MODEL_RULES + RESOURCE_RULES
                                    + BUILD_RULES + RAY_RULES)
 RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + CALLER_RULES + TEMPLATE_RULES + RESPONSE_RULES
-                          + SERVING_RULES + STATUS_RULES + CLIENT_RULES
+                          + SHOWN_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES
                           + GATEWAY_RULES + SHAPE_RULES + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

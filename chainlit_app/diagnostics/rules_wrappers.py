@@ -32,7 +32,9 @@ WRAPPER_RULES: tuple[Rule, ...] = (
         r"Engine loop has died|Engine process \(pid \d+\) died|MQLLMEngine is already dead|"
         # V0 AsyncLLMEngine's done-callback of its background loop (started by the first request): the loop
         # ended with an exception, which it re-raises as AsyncEngineDeadError (vLLM #8100, cut before it)
-        r"Exception in callback functools\.partial\(<function _raise_exception_on_finish\b",
+        r"Exception in callback functools\.partial\(<function _raise_exception_on_finish\b|"
+        # its message as RunPod's worker relays it, the frames below it cut (runpod-workers/worker-vllm #68)
+        r"Task finished unexpectedly\. This should never happen",
         role="wrapper",
         hint=Msg("rule.engine_dead"),
         examples=(
