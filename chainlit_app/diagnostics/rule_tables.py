@@ -16,6 +16,7 @@ from .rules import Rule
 from .rules_builds import BUILD_RULES
 from .rules_callers import CALLER_RULES
 from .rules_clients import CLIENT_RULES
+from .rules_collectives import COLLECTIVE_RULES
 from .rules_figures import FIGURE_RULES
 from .rules_gateways import GATEWAY_RULES
 from .rules_installs import INSTALL_RULES
@@ -36,7 +37,7 @@ from .rules_templates import TEMPLATE_RULES
 from .rules_wrappers import WRAPPER_RULES
 
 STARTUP_RULES: tuple[Rule, ...] = (RELEASE_RULES + INSTALL_RULES + PATH_RULES + MODEL_RULES + RESOURCE_RULES
-                                   + BUILD_RULES + RAY_RULES)
+                                   + BUILD_RULES + RAY_RULES + COLLECTIVE_RULES)
 RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + CALLER_RULES + TEMPLATE_RULES + RESPONSE_RULES
                           + SHOWN_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES
                           + GATEWAY_RULES + SHAPE_RULES + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)

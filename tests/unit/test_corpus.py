@@ -202,6 +202,14 @@ ACCEPTED_READINGS = {
         "operators during the start-up's profiling and warm-up as while serving, and the collector's DOUBT says "
         "that whether this hit during warm-up is not shown; an ERROR line before any serving marker is read as "
         "start-up"),
+    # vLLM V0's 'Engine iteration timed out. This should never happen!' (round 18's one dev item, labelled
+    # engine_error with a DOUBT): the message names a stall (a step that did not return within the engine's
+    # iteration timeout: a worker or collective stuck underneath), and 'Engine background task failed' after it is
+    # its consequence (a wrapper). The root is the stall (engine_hang); the engine's death is in the report too.
+    "round18b_gh6208_qwen2_72b_engine_iteration_timed_out.log": (
+        "slow_or_stalled", "the engine's own words name a step that never returned (a stall underneath: a worker "
+        "or NCCL collective stuck); 'Engine background task failed' is the wrapper that follows, and the report "
+        "names engine_error beside it (engine_failed_serving)"),
 }
 _THREAD = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
 

@@ -102,3 +102,58 @@ def test_a_model_hub_cache_file_missing_on_a_worker_is_model_not_found() -> None
     assert _root([line]) == ("model_not_found", "hub_cache_file_missing")
     # the shape beside it: a missing file outside any hub cache
     assert _root(["No such file or directory: '/tmp/ray/session_latest/logs'"])[1] != "hub_cache_file_missing"
+
+
+def test_a_c10d_store_the_client_cannot_reach_is_a_connection_failure() -> None:
+    # TRL #3736: vllm-serve answered 200, the GRPO trainer's weight-sync client never reached its TCPStore
+    lines = [
+        'INFO:     127.0.0.1:38010 - "POST /init_communicator/ HTTP/1.1" 200 OK',
+        "W715 09:24:02.297720466 TCPStore.cpp:330] [c10d] TCP client failed to connect/validate to host "
+        "0.0.0.0:51216 - retrying (try=0, timeout=300000ms, delay=59547ms): The client socket has timed out after "
+        "300000ms while trying to connect to (0.0.0.0, 51216).",
+    ]
+    assert _root(lines) == ("connection", "c10d_store_unreachable")
+    # the shape beside it: a store that answered
+    answered = "I0715 09:24:02 TCPStore.cpp:120] [c10d] client connected to 10.0.0.2:51216"
+    assert classify_lines([answered]).kind == HEALTHY
+
+
+def test_nccls_last_cuda_error_out_of_memory_is_out_of_memory() -> None:
+    # vLLM #18446: a V1 worker's NCCL 'unhandled cuda error' whose last CUDA error is out of memory
+    lines = [
+        "(VllmWorker rank=7 pid=240) torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/"
+        "distributed/c10d/NCCLUtils.cpp:133, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL "
+        "version 2.21.5",
+        "(VllmWorker rank=7 pid=240) ncclUnhandledCudaError: Call to CUDA function failed.",
+        "(VllmWorker rank=7 pid=240) Last error:",
+        "(VllmWorker rank=7 pid=240) Cuda failure 'out of memory'",
+    ]
+    assert _root(lines)[0] == "out_of_memory"
+    # the shape beside it: another last error is not out of memory
+    assert RULES_BY_ID["nccl_last_error_oom"].pattern.search("Cuda failure 'invalid device ordinal'") is None
+
+
+def test_nvml_refusing_a_device_index_is_a_startup_failure_wherever_it_was_raised() -> None:
+    # vLLM #9865: the platform module asks NVML for a physical index it does not accept
+    lines = [
+        "ERROR 01-22 15:13:59 worker_base.py:467] Traceback (most recent call last):",
+        'ERROR 01-22 15:13:59 worker_base.py:467]   File "/usr/local/lib/python3.12/dist-packages/vllm/platforms/'
+        'cuda.py", line 159, in get_device_capability',
+        "ERROR 01-22 15:13:59 worker_base.py:467]     handle = pynvml.nvmlDeviceGetHandleByIndex(physical_device_id)",
+        'ERROR 01-22 15:13:59 worker_base.py:467]   File "/usr/local/lib/python3.12/dist-packages/pynvml.py", line '
+        "979, in _nvmlCheckReturn",
+        "ERROR 01-22 15:13:59 worker_base.py:467]     raise NVMLError(ret)",
+        "ERROR 01-22 15:13:59 worker_base.py:467] pynvml.NVMLError_InvalidArgument: Invalid Argument",
+    ]
+    assert _root(lines) == ("startup_failure", "nvml_invalid_device_index")
+    # the shape beside it: NVML without a driver is another error
+    assert RULES_BY_ID["nvml_invalid_device_index"].pattern.search("pynvml.NVMLError_LibraryNotFound") is None
+
+
+def test_a_device_library_without_the_plugins_op_is_a_version_mismatch() -> None:
+    # vllm-ascend #218: torch_npu older than the op vllm-ascend calls
+    line = "ERROR 03-02 22:42:58 [engine.py:409] module 'torch_npu' has no attribute '_npu_rotary_embedding'"
+    assert _root(["INFO 03-02 22:42:57 [loader.py:422] Loading weights took 0.84 seconds", line]) == (
+        "version_mismatch", "device_library_lacks_op")
+    # the shape beside it: a missing attribute of the user's own module is no version mismatch of this kind
+    assert _root(["AttributeError: module 'my_plugin' has no attribute 'run'"])[1] != "device_library_lacks_op"
