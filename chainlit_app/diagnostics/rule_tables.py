@@ -1,5 +1,6 @@
 """All rules in their stated order: start-up rules first, then the words of the tools around vLLM (`rules_relayed`,
-ahead of the weak words on the same lines: Docker's daemon error names the taken port; then `rules_callers`, the
+ahead of the weak words on the same lines: Docker's daemon error names the taken port; then `rules_traces`, the
+traces a failure leaves without an error line; then `rules_callers`, the
 words of projects that call a model server; then the template engines' words of other servers and what response
 fields say, `rules_templates`, `rules_responses`), then serving rules, the
 statuses clients report, what clients say of an answer, gin's access lines
@@ -34,11 +35,12 @@ from .rules_shapes import SHAPE_RULES
 from .rules_shown import SHOWN_RULES
 from .rules_status import STATUS_RULES
 from .rules_templates import TEMPLATE_RULES
+from .rules_traces import TRACE_RULES
 from .rules_wrappers import WRAPPER_RULES
 
 STARTUP_RULES: tuple[Rule, ...] = (RELEASE_RULES + INSTALL_RULES + PATH_RULES + MODEL_RULES + RESOURCE_RULES
                                    + BUILD_RULES + RAY_RULES + COLLECTIVE_RULES)
-RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + CALLER_RULES + TEMPLATE_RULES + RESPONSE_RULES
+RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + TRACE_RULES + CALLER_RULES + TEMPLATE_RULES + RESPONSE_RULES
                           + SHOWN_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES
                           + GATEWAY_RULES + SHAPE_RULES + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

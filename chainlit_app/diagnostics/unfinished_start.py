@@ -81,6 +81,20 @@ STEPS: tuple[StartStep, ...] = (
         ),
     ),
     StartStep(
+        "start_ends_nccl_setup",
+        # V0's tensor-parallel start: after the workers' ready lines every rank finds the NCCL library and logs
+        # its version, then NCCL builds its communicators (and custom all-reduce tests the GPUs); both steps
+        # log when they finish, so a log that stops on the NCCL library's lines stopped inside NCCL's set-up
+        re.compile(r"Found nccl from (?:environment variable|library)|vLLM is using nccl==", re.IGNORECASE),
+        "start_step.nccl_setup",
+        (
+            # vLLM #8087 (TP 2, VLLM_NCCL_SO_PATH set)
+            "(VllmWorkerProcess pid=1153488) INFO 09-03 02:15:42 utils.py:965] Found nccl from environment "
+            "variable VLLM_NCCL_SO_PATH=/home/wyl/llm/qwen/nccl_2.21.5-1+cuda12.4_x86_64/lib/libnccl.so",
+            "INFO 09-03 02:15:42 pynccl.py:63] vLLM is using nccl==2.21.5",
+        ),
+    ),
+    StartStep(
         "start_ends_waiting_for_engine",
         # the API server's client polling its engine process while that process starts (V0's MQLLMEngine client
         # logs it every 10 s until the engine answers; V1's front end counts the engine cores yet to start)
