@@ -19,6 +19,8 @@ from .byte_pieces import RULE_ID as BYTE_PIECES
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .detok_shortfall import MECHANISM_ID as TEXT_SHORTER
 from .detok_shortfall import text_shorter_than_tokens
+from .empty_chunks import RULE_ID as EMPTY_CHUNKS
+from .empty_chunks import is_empty_message_chunk
 from .findings import Finding
 from .lineformat import strip_ansi
 from .logprob_pieces import without_logprobs
@@ -203,6 +205,9 @@ class PrintedOutput:
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
             self._loop_reported = True
+            if is_empty_message_chunk(key):  # what repeats is the empty content: no answer, not a loop
+                hint = Msg("hint.empty_chunks_repeat")
+                return [self._finding(Kind.EMPTY_OUTPUT, lineno, text, hint, EMPTY_CHUNKS, "weak")]
             hint = KINDS[Kind.DEGENERATE_OUTPUT].fix_msgs[0]
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_output_loops", "weak")]
         return []

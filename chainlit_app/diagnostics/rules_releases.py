@@ -1,6 +1,7 @@
 """Refusals that mean the vLLM in the log is another release than the model or the calling code expects.
 
-Learnt from holdout round 10 (each rule keeps real lines; `tests/unit/test_diagnosis_mechanisms10.py`). First
+Learnt from holdout rounds 10 and 19 (each rule keeps real lines; `tests/unit/test_diagnosis_mechanisms10.py`,
+`test_diagnosis_mechanisms19.py`). First
 in the start-up tables, so that on a tie they win over the general `arch_unsupported` of `rules_model.py`.
 Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 """
@@ -10,6 +11,9 @@ from __future__ import annotations
 from chainlit_app.i18n import Msg
 
 from .known_architectures import KNOWN_ARCHITECTURES
+from .newer_than_installed import MECHANISM_ID as MODEL_VERSION_ABOVE
+from .newer_than_installed import PATTERN as MODEL_VERSION_REFUSAL
+from .newer_than_installed import version_above_supported
 from .rules import Rule, rule
 from .taxonomy import Kind
 from .version_bound_flags import MECHANISM_ID as FLAG_OF_ANOTHER_RELEASE
@@ -79,6 +83,33 @@ RELEASE_RULES: tuple[Rule, ...] = (
             "vllm: error: unrecognized arguments: --enable-reasoning --reasoning-parser deepseek_r1",  # vLLM #18538
             "vllm: error: unrecognized arguments: --omni",  # vllm-omni #1364 (vllm 0.15.0, vllm-omni 0.14.0)
             "vllm: error: unrecognized arguments: --tool-server demo",  # recipes #20 (a ROCm dev image)
+        ),
+    ),
+    # a model family's refusal of a version above every one this release implements: the model is newer than the
+    # installed vLLM (`newer_than_installed.py`); a version below or between the listed ones stays a start-up failure
+    rule(
+        MODEL_VERSION_ABOVE,
+        Kind.VERSION_MISMATCH,
+        MODEL_VERSION_REFUSAL,
+        check=version_above_supported,
+        hint=Msg("rule.model_version_above_supported"),
+        examples=(
+            # vLLM #23955 (MiniCPM-V 4.5 on a nightly built before its support)
+            "ERROR 08-29 13:40:25 [multiproc_executor.py:559] ValueError: Currently, MiniCPMV only supports "
+            "versions 2.0, 2.5, 2.6, 4.0. Got version: (4, 5)",
+        ),
+    ),
+    # vLLM's Transformers backend (the fallback for a model it has no implementation of) refusing a feature it
+    # does not have "yet": later releases add the feature to the backend, and native implementations of the
+    # models that needed the fallback, so the installed vLLM predates what the command asks for
+    rule(
+        "transformers_backend_lacks_feature",
+        Kind.VERSION_MISMATCH,
+        r"Transformers\w*(?: backend| implementation)? does not support [\w /-]{1,40} yet",
+        hint=Msg("rule.transformers_backend_lacks_feature"),
+        examples=(
+            # J1-micro #1 (Qwen3 on vLLM 0.7.2, falling back to Transformers, with LoRA enabled)
+            "ERROR 06-01 22:29:41 engine.py:389] TransformersModel does not support LoRA yet.",
         ),
     ),
 )

@@ -69,3 +69,40 @@ def test_a_tensor_parallel_start_that_stops_on_the_nccl_lines_is_stalled() -> No
                            "INFO:     Uvicorn running on http://0.0.0.0:8000"]).kind == HEALTHY
     step = step_of("INFO 09-03 02:15:42 utils.py:965] Found nccl from library libnccl.so.2")
     assert step is not None and step.id == "start_ends_nccl_setup"
+
+
+def test_a_stream_of_identical_empty_chunks_is_an_empty_answer_not_a_loop() -> None:
+    # langchain #30580: QwQ-Plus streamed through LangChain, every printed chunk with content=''
+    chunk = "content='' additional_kwargs={} response_metadata={} id='run-00c44c92-10a5-41e1-8449-94d4dd615006'"
+    assert _root([chunk] * 13) == ("empty_output", "empty_chunks_repeat")
+    # the shapes beside it: the same line repeated with text in it is still a loop, and two empty chunks
+    # around an answer (a stream's first and last) are no finding
+    looping = chunk.replace("content=''", "content='I will check the weather now.'")
+    assert _root([looping] * 13) == ("degenerate_output", "printed_output_loops")
+    answered = [chunk, looping.replace("check the weather now", "answer: sunny, 21 C"), chunk]
+    assert classify_lines(answered).kind == HEALTHY
+
+
+def test_a_model_version_above_every_supported_one_is_a_version_mismatch() -> None:
+    # vLLM #23955: MiniCPM-V 4.5 on a nightly built before its support was added
+    line = ("ERROR 08-29 13:40:25 [multiproc_executor.py:559] ValueError: Currently, MiniCPMV only supports "
+            "versions 2.0, 2.5, 2.6, 4.0. Got version: (4, 5)")
+    assert _root([line]) == ("version_mismatch", "model_version_above_supported")
+    # the shapes beside it: a version between the listed ones is a checkpoint no release serves
+    between = line.replace("(4, 5)", "(2, 7)")
+    assert RULES_BY_ID["model_version_above_supported"].check is not None
+    assert not RULES_BY_ID["model_version_above_supported"].check(between)
+    assert _root([between])[0] != "version_mismatch"
+
+
+def test_the_transformers_fallback_lacking_a_feature_yet_is_a_version_mismatch() -> None:
+    # J1-micro #1: Qwen3 on vLLM 0.7.2, which falls back to the Transformers backend, started with LoRA
+    lines = [
+        "WARNING 06-01 22:29:39 utils.py:69] Qwen3ForCausalLM has no vLLM implementation, falling back to "
+        "Transformers implementation. Some features may not be supported and performance may not be optimal.",
+        "INFO 06-01 22:29:39 transformers.py:132] Using Transformers backend.",
+        "ERROR 06-01 22:29:41 engine.py:389] TransformersModel does not support LoRA yet.",
+    ]
+    assert _root(lines) == ("version_mismatch", "transformers_backend_lacks_feature")
+    # the shape beside it: the fallback alone, with no refusal, is a working start
+    assert classify_lines(lines[:2]).kind == HEALTHY
