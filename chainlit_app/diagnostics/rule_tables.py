@@ -23,6 +23,7 @@ from .rules_gateways import GATEWAY_RULES
 from .rules_installs import INSTALL_RULES
 from .rules_model import MODEL_RULES
 from .rules_paths import PATH_RULES
+from .rules_quiet_signs import QUIET_SIGN_RULES
 from .rules_ray import RAY_RULES
 from .rules_refusals import REFUSAL_RULES
 from .rules_relayed import RELAYED_RULES
@@ -41,6 +42,6 @@ from .rules_wrappers import WRAPPER_RULES
 STARTUP_RULES: tuple[Rule, ...] = (RELEASE_RULES + INSTALL_RULES + PATH_RULES + MODEL_RULES + RESOURCE_RULES
                                    + BUILD_RULES + RAY_RULES + COLLECTIVE_RULES)
 RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + TRACE_RULES + CALLER_RULES + TEMPLATE_RULES + RESPONSE_RULES
-                          + SHOWN_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES
+                          + SHOWN_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES + QUIET_SIGN_RULES
                           + GATEWAY_RULES + SHAPE_RULES + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

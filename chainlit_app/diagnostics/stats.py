@@ -17,6 +17,7 @@ from .prefill_starvation import MECHANISM_ID as DECODE_BEHIND_PREFILL
 from .prefill_starvation import PrefillStarvation
 from .queue_crawl import MECHANISM_ID as QUEUE_WHILE_CRAWLING
 from .queue_crawl import QueueCrawl
+from .rules_quiet_signs import one_request_fills_cache
 
 _STAT_RUNNING = re.compile(r"Running: (\d+) reqs")
 _STAT_WAITING = re.compile(r"(?:Waiting|Pending): (\d+) reqs")
@@ -60,6 +61,7 @@ class StallWatch:
         self._kv_full = 0
         self._slow_decode = 0  # consecutive pure-decoding reports on an accelerator under SLOW_DECODE_PER_REQUEST
         self._queue_free_reported = False
+        self._one_fills_reported = False
         self._holds_work: set[int] = set()  # engine indexes whose core said it holds a request
         self._prefill_starvation = PrefillStarvation()
         self._queue_crawl = QueueCrawl()
@@ -103,6 +105,10 @@ class StallWatch:
         if gen_tps > 0:
             self._shm_waits = 0
         found = self._kv_cache_full(msg, waiting)
+        if running == 1 and not stopping and one_request_fills_cache(msg) and not self._one_fills_reported:
+            self._one_fills_reported = True  # a single answer that never stops fills the cache: the freeze
+            found.append(StallSignal("one_request_fills_kv_cache", Msg("rule.one_request_fills_kv_cache"),
+                                     "decisive"))
         engine = int(m.group(1)) if (m := _STAT_ENGINE.search(msg)) else 0
         if engine in self._holds_work and running + waiting == 0 and gen_tps == 0 and prompt_tps == 0 \
                 and not stopping:
