@@ -16,6 +16,7 @@ from .printed_chunks import inner_content
 from .reserved_tokens import reserved_token
 from .scripts import foreign_letters_spattered, scripts_in
 from .special_tokens import special_token_run
+from .stuck_token_stream import stuck_on_one_token
 from .taxonomy import Kind
 from .thinking import has_thinking, split_thinking
 from .token_stutter import repeated_tokens_in_copy
@@ -339,7 +340,11 @@ class StreamAssembler:
         found: list[tuple[AnswerVerdict, int]] = []
         for key, parts in self._texts.items():
             text = "".join(parts)
-            if text.strip() and (is_looping(text) or is_garbled(text, whole_answer=True)):
+            if stuck_on_one_token(parts):
+                found.append((AnswerVerdict(Kind.DEGENERATE_OUTPUT, f"every one of {len(parts)} chunks is "
+                              f"{text[0]!r} and the stream never finished", Msg("rule.degenerate_output")),
+                              self._lines.get(key, 0)))
+            elif text.strip() and (is_looping(text) or is_garbled(text, whole_answer=True)):
                 verdict = judge_answer(text, "length", None)
                 if verdict is not None:
                     found.append((verdict, self._lines.get(key, 0)))
