@@ -10,6 +10,7 @@ answer.
 
 from __future__ import annotations
 
+
 def stuck_on_one_token(pieces: list[str]) -> bool:
     """Whether every chunk of a stream is the same single digit or lower-case ASCII letter."""
     if not pieces or len(set(pieces)) != 1:
