@@ -14,6 +14,7 @@ learnt later, see `rules_builds.py`); the order of this concatenation is part of
 from __future__ import annotations
 
 from .rules import Rule
+from .rules_body_types import BODY_TYPE_RULES
 from .rules_builds import BUILD_RULES
 from .rules_callers import CALLER_RULES
 from .rules_clients import CLIENT_RULES
@@ -42,6 +43,6 @@ from .rules_wrappers import WRAPPER_RULES
 STARTUP_RULES: tuple[Rule, ...] = (RELEASE_RULES + INSTALL_RULES + PATH_RULES + MODEL_RULES + RESOURCE_RULES
                                    + BUILD_RULES + RAY_RULES + COLLECTIVE_RULES)
 RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + TRACE_RULES + CALLER_RULES + TEMPLATE_RULES + RESPONSE_RULES
-                          + SHOWN_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES + QUIET_SIGN_RULES
+                          + SHOWN_RULES + SERVING_RULES + STATUS_RULES + CLIENT_RULES + QUIET_SIGN_RULES + BODY_TYPE_RULES
                           + GATEWAY_RULES + SHAPE_RULES + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
