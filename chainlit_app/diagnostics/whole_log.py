@@ -13,6 +13,7 @@ from os import PathLike
 from .classifier import LineClassifier
 from .findings import ROLE_RANK, Finding, Report
 from .redact import secrets_of
+from .sse_undecoded import SseUndecodedWatch
 from .taxonomy import HEALTHY, Kind
 from .unfinished_start import StartWatch
 
@@ -77,19 +78,23 @@ def classify_lines(lines: Iterable[str], secrets: Iterable[str] = (), *, excerpt
     masked = secrets_of(secrets)
     classifier = LineClassifier(masked)
     collector = Collector()
-    start = StartWatch()
+    start, sse = StartWatch(), SseUndecodedWatch()
     count = 0
     for count, line in enumerate(lines, start=1):
         start.feed(line, count)
+        sse.feed(line, count, masked)
         for finding in classifier.feed(line, count):
             collector.add(finding)
-    return _ended(classifier, collector, start if excerpt else None, count, masked)
+    return _ended(classifier, collector, start if excerpt else None, count, masked, sse)
 
 
 def _ended(classifier: LineClassifier, collector: Collector, start: StartWatch | None, count: int,
-           secrets: tuple[str, ...]) -> Report:
+           secrets: tuple[str, ...], sse: SseUndecodedWatch) -> Report:
     """The log's end: what is still open, then (file-level only, never the live monitor) a start-up whose
-    last line began a step and that showed nothing else (`unfinished_start.py`)."""
+    last line began a step and that showed nothing else (`unfinished_start.py`). A client's JSON error on
+    an SSE line it printed (`sse_undecoded.py`) comes first: it is the root, what the engine reading says after."""
+    if sse.found is not None:
+        collector.add(sse.found)
     for finding in classifier.finish():
         collector.add(finding)
     if start is not None and not collector.findings:
@@ -125,10 +130,11 @@ def classify_file(path: str | PathLike[str], secrets: Iterable[str] = ()) -> Rep
     masked = secrets_of(secrets)
     classifier = LineClassifier(masked)
     collector = Collector()
-    start = StartWatch()
+    start, sse = StartWatch(), SseUndecodedWatch()
     count = 0
     for count, text, replaced in iter_file_lines(path):
         start.feed(text, count)
+        sse.feed(text, count, masked)
         for finding in classifier.feed(text, count, replaced=replaced):
             collector.add(finding)
-    return _ended(classifier, collector, start, count, masked)
+    return _ended(classifier, collector, start, count, masked, sse)
