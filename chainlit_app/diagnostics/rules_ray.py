@@ -43,6 +43,23 @@ RAY_RULES: tuple[Rule, ...] = (
             "{'node:10.0.0.1': 0.001, 'GPU': 1.0}. Add suitable node types to this cluster to resolve this issue.",
         ),
     ),
+    # A node that cannot reach the GCS at the address it was given within Ray's timeout (vLLM #19543: a Docker
+    # worker started with `--address=127.0.0.1:6379` instead of the head's address): the network path to the
+    # head, a connection failure; ahead of the C++ core's other errors, with as many conditions as the
+    # level-E reading below (Ray logs it at E while the engine starts), so that it wins the tie by its place.
+    rule(
+        "ray_gcs_unreachable",
+        Kind.CONNECTION,
+        r"\bFailed to connect to GCS at address \S+ within \d+ seconds\b",
+        phases=STARTING,
+        levels=("ERROR",),
+        case=True,
+        hint=Msg("rule.ray_gcs_unreachable"),
+        examples=(
+            "[2025-06-13 01:49:41,730 E 1 1] gcs_rpc_client.h:179: Failed to connect to GCS at address "
+            "10.108.0.184:6379 within 5 seconds.",
+        ),
+    ),
     # An error of Ray's C++ core (a `.cc`/`.h` source and line before the message) while the engine starts:
     # a worker that cannot register with its raylet, a GCS that cannot be reached, a failed RAY_CHECK. There
     # is no Python traceback: the workers never started.
@@ -60,7 +77,6 @@ RAY_RULES: tuple[Rule, ...] = (
             "worker with raylet. Failed to read data from the socket: End of file worker_id=01000000ffffffffffff",
             "[2026-03-03 21:12:46,736 E 46008 46008] core_worker_process.cc:232: Failed to register worker to "
             "Raylet: IOError: Failed to read data from the socket: End of file worker_id=01000000ffffffffffffffff",
-            "gcs_rpc_client.h:151: Failed to connect to GCS at address 10.0.0.2:6379 within 5 seconds.",
         ),
     ),
     # Any line the C++ core logs at level E while the engine starts, whatever its words (`lineformat.py` reads

@@ -83,3 +83,40 @@ def test_a_cut_stream_stuck_on_one_token_is_degenerate() -> None:
     assert classify_lines(chunk).kind == "degenerate_output"  # vllm #11160 (GGUF, tp 4)
     words = [c.replace('"0"', f'"{w}"') for c, w in zip(chunk, ("Hello", " there", "!"), strict=True)]
     assert classify_lines(words).kind == HEALTHY
+
+
+def test_an_error_body_whose_type_names_authentication_is_auth() -> None:
+    body = ["{", '    "error": {', '        "message": "invalid x-api-key",', '        "type": "authentication_error"',
+            "    },", '    "level": "error",', '    "message": "[handleAbortError] AI response error; aborting reques']
+    assert classify_lines(body).kind == "auth"  # LibreChat #4154, printed one field per line
+    other = [line.replace("authentication_error", "invalid_request_error").replace("invalid x-api-key", "bad input")
+             for line in body]
+    assert classify_lines(other).kind != "auth"
+
+
+def test_a_worker_that_cannot_reach_the_gcs_is_a_connection_failure() -> None:
+    line = ("[2025-06-13 01:49:41,730 E 1 1] gcs_rpc_client.h:179: Failed to connect to GCS at address "
+            "10.108.0.184:6379 within 5 seconds.")  # vllm #19543: a worker given 127.0.0.1 for the head
+    assert classify_lines([line]).kind == "connection"
+    core = "[2026-03-03 21:12:46,736 E 46008 46008] core_worker_process.cc:232: Failed to register worker to Raylet"
+    assert classify_lines([core]).kind == "startup_failure"  # Ray's other core errors keep their reading
+
+
+_SSE_TRACE = [
+    "'data: {\"id\":\"chatcmpl-471\",\"object\":\"chat.completion.chunk\",\"model\":\"llama3\",\"choices\":[{\"index\":0,"
+    "\"delta\":{\"role\":\"assistant\",\"content\":\"I\"},\"finish_reason\":null}]}\\n'",
+    "Traceback (most recent call last):",
+    '  File "<string>", line 1, in <module>',
+    '  File "/usr/lib/python3.9/json/__init__.py", line 346, in loads',
+    "    return _default_decoder.decode(s)",
+    "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+]
+
+
+def test_json_loads_of_a_printed_sse_line_is_a_decode_error() -> None:
+    report = classify_lines(_SSE_TRACE)  # MetaGPT #1340: the client kept the 'data: ' prefix
+    assert report.kind == "decode_error" and report.root is not None and report.root.rule == "sse_line_parsed_as_json"
+    # the same JSON error with no printed SSE line before it is not this reading
+    assert classify_lines(_SSE_TRACE[1:]).kind != "decode_error"
+    # a raw SSE line (not a string the client printed) followed by the error is not it either
+    assert classify_lines([_SSE_TRACE[0].strip("'").removesuffix("\\n'"), *_SSE_TRACE[1:]]).kind != "decode_error"
