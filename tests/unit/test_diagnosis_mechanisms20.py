@@ -103,8 +103,8 @@ def test_a_worker_that_cannot_reach_the_gcs_is_a_connection_failure() -> None:
 
 
 _SSE_TRACE = [
-    "'data: {\"id\":\"chatcmpl-471\",\"object\":\"chat.completion.chunk\",\"model\":\"llama3\",\"choices\":[{\"index\":0,"
-    "\"delta\":{\"role\":\"assistant\",\"content\":\"I\"},\"finish_reason\":null}]}\\n'",
+    "'data: {\"id\":\"chatcmpl-471\",\"object\":\"chat.completion.chunk\",\"model\":\"llama3\","
+    "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"I\"},\"finish_reason\":null}]}\\n'",
     "Traceback (most recent call last):",
     '  File "<string>", line 1, in <module>',
     '  File "/usr/lib/python3.9/json/__init__.py", line 346, in loads',
