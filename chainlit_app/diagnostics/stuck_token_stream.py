@@ -10,10 +10,13 @@ answer.
 
 from __future__ import annotations
 
+MIN_CHUNKS = 3
+
 
 def stuck_on_one_token(pieces: list[str]) -> bool:
-    """Whether every chunk of a stream is the same single digit or lower-case ASCII letter."""
-    if not pieces or len(set(pieces)) != 1:
+    """Whether every chunk of a stream, three at least, is the same single digit or lower-case ASCII letter
+    (one or two such chunks are also how a healthy numbered answer, "1", "." ..., may begin when cut)."""
+    if len(pieces) < MIN_CHUNKS or len(set(pieces)) != 1:
         return False
     piece = pieces[0]
     return len(piece) == 1 and piece.isascii() and (piece.isdigit() or piece.islower())

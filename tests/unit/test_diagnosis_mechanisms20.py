@@ -75,8 +75,9 @@ def test_an_output_of_angle_brackets_is_degenerate() -> None:
 
 
 def test_a_cut_stream_stuck_on_one_token_is_degenerate() -> None:
-    assert stuck_on_one_token(["0"]) and stuck_on_one_token(["m", "m", "m"])
+    assert stuck_on_one_token(["0", "0", "0"]) and stuck_on_one_token(["m", "m", "m"])
     assert not stuck_on_one_token(["0", "m"]) and not stuck_on_one_token(["Hello"]) and not stuck_on_one_token([])
+    assert not stuck_on_one_token(["1"]) and not stuck_on_one_token(["1", "1"])  # a numbered answer, cut early
     assert not stuck_on_one_token(["I"])  # an answer's first word, cut
     chunk = ['data: {"id":"chatcmpl-e85b","object":"chat.completion.chunk","model":"qwen2.5-72b-instruct-q4_K_S",'
              '"choices":[{"index":0,"delta":{"content":"0"},"logprobs":null,"finish_reason":null}]}'] * 3
