@@ -104,7 +104,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         if '"log":' in raw[:40] or ('{"' in raw[:60] and raw.endswith("}")):
             raw = unwrap_docker_json(raw)  # Docker's json-file lines and structured (JSON) log lines
         low = raw.lower()
-        self._stalls.platform.observe(low)
+        self._stalls.observe(low)
         if "LISTEN" in raw or "Uvicorn running on" in raw:
             self._ports.observe(strip_ansi(raw), lineno)
         if not (self._folder.in_traceback or self._folder.in_body):

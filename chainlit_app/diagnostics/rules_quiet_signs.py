@@ -3,6 +3,9 @@
 - Clients' own sentences for an empty answer (Cline: 'The provider returned an empty or unparsable response',
   Roo Code: 'did not provide any assistant messages', a server's 'empty content: ... the token budget went to
   reasoning'): empty_output, as `client_empty_answer` reads other wordings.
+- An app's own debug lines for an answer whose content came back empty ('EMPTY CONTENT - checking reasoning
+  fallback', 'Empty response details: { finish_reason: 'stop' ...'): the model stopped normally with nothing
+  said, whatever the app goes on to call it (a retry labelled a network error): empty_output.
 - A torch.compile time far beyond minutes (`torch.compile takes 2222.52 s in total`): healthy starts print
   seconds to a few minutes, so a figure above `COMPILE_STALL_SECONDS` is a start that stalled.
 - One running request holding nearly the whole KV cache (`Running: 1 reqs ... GPU KV cache usage: 97.3%`):
@@ -53,6 +56,16 @@ QUIET_SIGN_RULES: tuple[Rule, ...] = (
             "Invalid API Response: The provider returned an empty or unparsable response.",  # cline #10238
             "Unexpected API Response: The language model did not provide any assistant messages.",  # roo #1089
             "empty content: the answer never started because the token budget went to reasoning",
+        ),
+    ),
+    rule(
+        "app_debug_empty_content",
+        Kind.EMPTY_OUTPUT,
+        r"\bEMPTY CONTENT\W+checking reasoning fallback\b|\bEmpty response details\W+.*\bfinish_reason\W+stop\b",
+        hint=Msg("rule.client_empty_answer"),
+        examples=(
+            "[DEBUG][LLM] ⚠️ EMPTY CONTENT - checking reasoning fallback",  # SpeakMCP PR #793
+            "[DEBUG][LLM] Empty response details: { finish_reason: 'stop', ... }",  # SpeakMCP PR #793
         ),
     ),
     rule(

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from chainlit_app.i18n import Msg
 
+from .pd_decode_stall import MECHANISM_ID as PD_DECODE_STALLED
+from .pd_decode_stall import TransferredDecodeWatch
 from .platforms import PlatformWatch
 from .prefill_starvation import MECHANISM_ID as DECODE_BEHIND_PREFILL
 from .prefill_starvation import PrefillStarvation
@@ -65,8 +67,14 @@ class StallWatch:
         self._holds_work: set[int] = set()  # engine indexes whose core said it holds a request
         self._prefill_starvation = PrefillStarvation()
         self._queue_crawl = QueueCrawl()
-        self.platform = PlatformWatch()  # fed every line by the classifier
+        self.platform = PlatformWatch()  # fed every line by the classifier (`observe`)
+        self._transfers = TransferredDecodeWatch()
         self._held: list[StallSignal] = []  # slow decoding seen before the log showed its hardware
+
+    def observe(self, low: str) -> None:
+        """Every line, lower-cased: the hardware it shows, a decode node's KV transfers."""
+        self.platform.observe(low)
+        self._transfers.observe(low)
 
     def reset(self) -> None:
         """A new server life begins."""
@@ -78,9 +86,9 @@ class StallWatch:
         hardware it is held (`held`), on a CPU dropped."""
         reports = [part for part in _REPORT_START.split(msg) if part.strip()]
         if len(reports) < 2 or not all(_STAT_GEN.search(part) for part in reports):
-            found = self._report(msg, stopping)
+            found = self._report(msg, stopping, where[1])
         else:
-            found = [signal for part in reports for signal in self._report(part, stopping) or []]
+            found = [signal for part in reports for signal in self._report(part, stopping, where[1]) or []]
         if found is None or self.platform.accelerator:
             return found
         slow = [s for s in found if s.rule == "stats_slow_decode"]
@@ -94,7 +102,7 @@ class StallWatch:
         held, self._held = self._held, []
         return held if self.platform.accelerator else []
 
-    def _report(self, msg: str, stopping: bool) -> list[StallSignal] | None:
+    def _report(self, msg: str, stopping: bool, text: str = "") -> list[StallSignal] | None:
         gen = _STAT_GEN.search(msg)
         if gen is None:
             return None
@@ -116,6 +124,9 @@ class StallWatch:
         self._holds_work.discard(engine)
         found += self._queue_beside_free_cache(msg, running, waiting, prompt_tps, gen_tps)
         found += self._slow_decoding(msg, running, waiting, prompt_tps, gen_tps, stopping)
+        if not stopping and self._transfers.stalled(text or msg, running, waiting, prompt_tps, gen_tps):
+            hint = Msg("hint.pd_decode_stalled_after_transfer", tps=f"{gen_tps:g}", running=running)
+            found.append(StallSignal(PD_DECODE_STALLED, hint, "weak"))
         if (crawled := self._prefill_starvation.observe(running, prompt_tps, gen_tps)) is not None:
             hint = Msg("hint.decode_behind_prefill", running=crawled[0], tps=f"{crawled[1]:g}",
                        prompt_tps=f"{prompt_tps:g}")
