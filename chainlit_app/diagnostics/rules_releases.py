@@ -102,6 +102,28 @@ RELEASE_RULES: tuple[Rule, ...] = (
     # vLLM's Transformers backend (the fallback for a model it has no implementation of) refusing a feature it
     # does not have "yet": later releases add the feature to the backend, and native implementations of the
     # models that needed the fallback, so the installed vLLM predates what the command asks for
+    # vLLM's own check that transformers built the config class vLLM registered for the model: another class (a
+    # transformers 5 `…TextConfig` where this vLLM expects its own `…Config`) is a transformers release this vLLM
+    # was not written for
+    rule(
+        "hf_config_class_of_another_release",
+        Kind.VERSION_MISMATCH,
+        r"\bInvalid type of HuggingFace config\b",
+        hint=Msg("exception.TypeError.version_mismatch"),
+        examples=("TypeError: Invalid type of HuggingFace config.",),  # vLLM #36236 (transformers 5.3, vLLM 0.17)
+    ),
+    # tokenizer attributes transformers 5 removed, read by vLLM releases written for transformers 4
+    rule(
+        "tokenizer_attribute_removed_in_transformers5",
+        Kind.VERSION_MISMATCH,
+        r"\b\w*Tokenizer\w* has no attribute '?(?:all_special_tokens_extended|special_tokens_map_extended)\b",
+        hint=Msg("exception.TypeError.version_mismatch"),
+        examples=(
+            # rllm #388
+            "(APIServer pid=98439) AttributeError: Qwen2Tokenizer has no attribute all_special_tokens_extended. "
+            "Did you mean: 'num_special_tokens_to_add'?",
+        ),
+    ),
     rule(
         "transformers_backend_lacks_feature",
         Kind.VERSION_MISMATCH,

@@ -47,6 +47,18 @@ STATUS_RULES: tuple[Rule, ...] = (
             'Dify 401. {"code": "unauthorized", "message": "Access token is invalid", "status": 401}',  # AstrBot #971
         ),
     ),
+    # a server that names the missing key itself answers with whatever status it likes (LocalAI: 'Server
+    # error ... status=500'): the error's own words say the request carried no valid API key
+    rule(
+        "error_names_missing_api_key",
+        Kind.AUTH,
+        r"\bmissing or (?:malformed|invalid) api[ _-]?key\b|\b(?:malformed|missing) api[ _-]?key\b",
+        hint=Msg("rule.unauthorized"),
+        examples=(
+            'ai-api  | 8:40AM ERR Server error error="missing or malformed API Key" ip=127.0.0.1 '
+            'latency="364.984µs" method=GET status=500 url=/readyz',  # LocalAI #3655
+        ),
+    ),
     rule(
         "reported_status_forbidden",
         Kind.AUTH,

@@ -213,6 +213,11 @@ ACCEPTED_READINGS = {
         "slow_or_stalled", "the engine's own words name a step that never returned (a stall underneath: a worker "
         "or NCCL collective stuck); 'Engine background task failed' is the wrapper that follows, and the report "
         "names engine_error beside it (engine_failed_serving)"),
+    # round 21's GLM-OCR table (labelled degenerate_output): rows duplicated, invented cells and one U+FFFD
+    "round21a_ascend6925_glmocr_table_rows_repeat_garbage.log": (
+        "decode_error", "dev's convention reads a U+FFFD in an answer as decode_error (`replacement_char`: a byte "
+        "sequence the detokenizer could not complete); the two duplicated table rows are too few to tell a "
+        "degenerate loop from a table that repeats a heading, so the one sign a reading can rely on is the U+FFFD"),
 }
 _THREAD = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
 

@@ -1,8 +1,10 @@
 """The general mechanisms of the round-21 pass (issue 11: the misses of holdout round 21, moved to dev), each on
 the real lines it was written from and each beside the healthy shape that must stay quiet.
 
-An app's debug lines for an answer whose content came back empty, and a P/D-disaggregated decode node that
-decodes under one token a second for requests it took over a whole stats interval earlier.
+An app's debug lines for an answer whose content came back empty, a P/D-disaggregated decode node that decodes
+under one token a second for requests it took over a whole stats interval earlier, a server error whose own words
+name a missing API key, and transformers 5 under a vLLM written for transformers 4 (a config class vLLM refuses, a
+tokenizer attribute transformers 5 removed).
 """
 
 from __future__ import annotations
@@ -22,10 +24,35 @@ def _rules(lines: list[str]) -> list[str]:
 
 
 def test_every_round21_rule_matches_its_examples() -> None:
-    rule = RULES_BY_ID["app_debug_empty_content"]
-    assert rule.examples
-    for example in rule.examples:
-        assert rule.pattern.search(example), example
+    for rule_id in ("app_debug_empty_content", "error_names_missing_api_key", "hf_config_class_of_another_release",
+                    "tokenizer_attribute_removed_in_transformers5"):
+        rule = RULES_BY_ID[rule_id]
+        assert rule.examples
+        for example in rule.examples:
+            assert rule.pattern.search(example), (rule_id, example)
+
+
+def test_server_error_naming_a_missing_api_key_is_auth() -> None:
+    report = classify_lines(['ai-api  | 8:40AM ERR Server error error="missing or malformed API Key" ip=127.0.0.1 '
+                             'latency="364.984µs" method=GET status=500 url=/readyz'])  # LocalAI #3655
+    assert report.kind == "auth"
+    # a flag or setting that mentions the key is no error
+    assert classify_lines(["INFO: starting with --api-key set; requests without it get 401"]).kind == HEALTHY
+
+
+def test_transformers5_under_an_older_vllm_is_version_mismatch() -> None:
+    config = ["TypeError: Invalid type of HuggingFace config.",  # vLLM #36236
+              "Expected type: <class 'vllm.transformers_utils.configs.qwen3_5_moe.Qwen3_5MoeConfig'>",
+              "but found type: <class 'transformers.models.qwen3_5_moe.configuration_qwen3_5_moe."
+              "Qwen3_5MoeTextConfig'>"]
+    assert classify_lines(config).kind == "version_mismatch"
+    tokenizer = ['(APIServer pid=98439)     raise AttributeError(f"{self.__class__.__name__} has no attribute {key}")',
+                 "(APIServer pid=98439) AttributeError: Qwen2Tokenizer has no attribute all_special_tokens_extended. "
+                 "Did you mean: 'num_special_tokens_to_add'?"]  # rllm #388
+    assert classify_lines(tokenizer).kind == "version_mismatch"
+    # another attribute a tokenizer lacks is no release change
+    other = RULES_BY_ID["tokenizer_attribute_removed_in_transformers5"]
+    assert not other.pattern.search("AttributeError: Qwen2Tokenizer has no attribute chat_template_kwargs")
 
 
 def test_app_debug_lines_for_empty_content() -> None:
