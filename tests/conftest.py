@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -30,6 +31,16 @@ def need_engine() -> None:
     if REQUIRE_ALL:
         pytest.fail(f"engine environment missing: {ENGINE_PYTHON} (run `make install`)")
     pytest.skip(f"engine environment missing: {ENGINE_PYTHON}; run `make install`")
+
+
+def need_haproxy() -> str:
+    """The cluster's balancer (`make haproxy`); under `make test` its absence is a failure. Returns its path."""
+    haproxy = shutil.which("haproxy")
+    if haproxy is not None:
+        return haproxy
+    if REQUIRE_ALL:
+        pytest.fail("haproxy missing (make haproxy)")
+    pytest.skip("haproxy missing (make haproxy, or apt-get install haproxy): the cluster needs it")
 
 
 def settings_for_tests(**overrides: object) -> Settings:

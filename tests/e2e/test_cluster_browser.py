@@ -12,7 +12,6 @@ findings). SIGTERM stops everything.
 
 from __future__ import annotations
 
-import shutil
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ from bench.apps import ADMIN_USER, CHAT_USER
 from bench.cluster_apps import start_cluster
 from chainlit_app.cluster import STICKY_COOKIE
 from chainlit_app.testing import ChatPage, DiagnosticsPanel
-from tests.conftest import REQUIRE_ALL
+from tests.conftest import need_haproxy
 from tests.e2e.conftest import AppServer, run_in_thread
 from tests.e2e.test_diagnostics_panel import _engine, _engine_key
 from tests.postgres import throwaway_postgres
@@ -40,10 +39,7 @@ TOO_LONG = ("これは長い質問です" * 10 + "？") * 30
 
 @pytest.fixture(scope="module")
 def postgres_url() -> Iterator[str]:
-    if shutil.which("haproxy") is None:
-        if REQUIRE_ALL:
-            pytest.fail("haproxy missing (make haproxy)")
-        pytest.skip("haproxy is not installed (make haproxy, or apt-get install haproxy): the cluster needs it")
+    need_haproxy()
     with throwaway_postgres() as url:
         yield url
 

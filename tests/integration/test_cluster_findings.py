@@ -9,7 +9,6 @@ process 1.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,7 @@ from bench.chainlit_client import ChainlitSession, login
 from bench.cluster_apps import ClusterApp, start_cluster
 from chainlit_app.cluster import STICKY_COOKIE
 from chainlit_app.engine.supervisor import Supervisor
-from tests.conftest import DEMO_SERVED, REQUIRE_ALL
+from tests.conftest import DEMO_SERVED, need_haproxy
 from tests.postgres import throwaway_postgres
 
 pytestmark = pytest.mark.integration
@@ -34,10 +33,7 @@ QUESTION = ("これは長い質問です" * 10 + "？") * 20
 
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
-    if shutil.which("haproxy") is None:
-        if REQUIRE_ALL:
-            pytest.fail("haproxy missing (make haproxy)")
-        pytest.skip("haproxy is not installed (make haproxy): the cluster needs it")
+    need_haproxy()
     with throwaway_postgres() as url:
         yield url
 

@@ -6,7 +6,6 @@ Starting, stickiness through a real browser and stopping are tested in tests/e2e
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from bench.sections.gpu_rate import processes_of
 from chainlit_app.cluster import SHARED_FINDINGS, STICKY_COOKIE, Cluster, Layout, haproxy_config, problems
 from chainlit_app.settings import PROJECT_ROOT, Settings
-from tests.conftest import REQUIRE_ALL
+from tests.conftest import need_haproxy
 
 GOOD = {"CHAT_MODE": "attach", "CHAT_VLLM_URL": "http://127.0.0.1:9/v1", "DATABASE_URL": "postgresql://chat@db/chat"}
 LAYOUT = Layout("127.0.0.1", 8000, 3, 8001)
@@ -59,11 +58,7 @@ def test_the_config_keeps_a_browser_on_one_process_and_passes_websockets() -> No
 
 
 def test_haproxy_accepts_the_config(tmp_path: Path) -> None:
-    haproxy = shutil.which("haproxy")
-    if haproxy is None:
-        if REQUIRE_ALL:
-            pytest.fail("haproxy missing (make haproxy)")
-        pytest.skip("haproxy missing (make haproxy, or apt-get install haproxy)")
+    haproxy = need_haproxy()
     config = tmp_path / "haproxy.cfg"
     config.write_text(haproxy_config(LAYOUT))
     done = subprocess.run([haproxy, "-c", "-f", str(config)], capture_output=True, text=True, check=False)
