@@ -54,19 +54,6 @@ CALLER_RULES: tuple[Rule, ...] = (
         ),
     ),
     rule(
-        "model_response_empty",
-        Kind.EMPTY_OUTPUT,
-        # a gateway's or client's own words that the model's answer came back empty (FastGPT's
-        # `LLM model response empty`, also as its error code `LLM_model_response_empty`)
-        r"\b(?:LLM|model|AI)[ _](?:model[ _])?response[ _](?:is[ _]|was[ _])?empty\b|"
-        r"\bempty[ _](?:LLM|model)[ _]response\b",
-        hint=Msg("rule.model_response_empty"),
-        examples=(
-            "2024-08-05 00:42:54 [Error] 2024-08-04 16:42:54 sse error: LLM model response empty",  # FastGPT #2245
-            '  "message": "chat:LLM_model_response_empty"',  # FastGPT #3882
-        ),
-    ),
-    rule(
         "hf_forbidden",
         Kind.AUTH,
         # the hub answers 403 for a gated repository whose access was not granted to the token (or a token

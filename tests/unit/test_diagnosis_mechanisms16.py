@@ -37,11 +37,12 @@ def test_a_prompt_refused_with_its_figures_compared_is_context_length() -> None:
 def test_a_gateways_model_response_empty_is_an_empty_answer() -> None:
     # FastGPT #2245 (an SSE error event) and #3882 (a pretty-printed JSON body with the error code)
     sse = "2024-08-05 00:42:54 [Error] 2024-08-04 16:42:54 sse error: LLM model response empty"
-    assert _root([sse]) == ("empty_output", "model_response_empty")
-    assert _root(["{", '  "message": "chat:LLM_model_response_empty"', "}"]) == ("empty_output", "model_response_empty")
+    assert _root([sse]) == ("empty_output", "client_words_for_empty_answer")
+    body = ["{", '  "message": "chat:LLM_model_response_empty"', "}"]
+    assert _root(body) == ("empty_output", "client_words_for_empty_answer")
     # the shape beside it: a response that is not empty, and a setting's name
     assert classify_lines(["[Info] LLM model response received: 512 tokens"]).kind == HEALTHY
-    assert RULES_BY_ID["model_response_empty"].pattern.search("allow_empty_model_response=False") is None
+    assert RULES_BY_ID["client_words_for_empty_answer"].pattern.search("allow_empty_model_response=False") is None
 
 
 def test_the_hubs_403_is_authorisation() -> None:

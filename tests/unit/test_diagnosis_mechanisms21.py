@@ -24,8 +24,8 @@ def _rules(lines: list[str]) -> list[str]:
 
 
 def test_every_round21_rule_matches_its_examples() -> None:
-    for rule_id in ("app_debug_empty_content", "error_names_missing_api_key", "hf_config_class_of_another_release",
-                    "tokenizer_attribute_removed_in_transformers5"):
+    for rule_id in ("client_words_for_empty_answer", "error_names_missing_api_key",
+                    "hf_config_class_of_another_release", "tokenizer_attribute_removed_in_transformers5"):
         rule = RULES_BY_ID[rule_id]
         assert rule.examples
         for example in rule.examples:
@@ -60,7 +60,7 @@ def test_app_debug_lines_for_empty_content() -> None:
                              "[DEBUG][LLM] Empty response details: { finish_reason: 'stop', ... }",
                              "[DEBUG][LLM] ⏳ Network error - retrying in 4 seconds... (attempt 3/4)"])
     assert report.kind == "empty_output"
-    assert "app_debug_empty_content" in [finding.rule for finding in report.findings]
+    assert "client_words_for_empty_answer" in [finding.rule for finding in report.findings]
     # a normal finish with content, and prose about the fallback, stay quiet
     assert classify_lines(["[DEBUG][LLM] Response details: { finish_reason: 'stop', content_length: 412 }",
                            "checking reasoning fallback is enabled"]).kind == HEALTHY
