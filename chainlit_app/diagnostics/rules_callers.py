@@ -88,9 +88,12 @@ CALLER_RULES: tuple[Rule, ...] = (
         # a model store that holds no model under the name asked for (BentoML's store behind OpenLLM): the model
         # named is not there, as the hub's RepositoryNotFoundError says for a repository
         r"\bno models? with (?:the )?name '[^']+' (?:was )?found\b|"
-        r"\bmodel '[^']+' (?:was |is )?not found in (?:the )?(?:local )?(?:model )?(?:store|registry)\b",
+        r"\bmodel '[^']+' (?:was |is )?not found in (?:the )?(?:local )?(?:model )?(?:store|registry)\b|"
+        # a model registry (Ollama's) that has no manifest under the name and tag pulled: no such model there
+        r"\bpull model manifest: file does not exist\b",
         hint=Msg("rule.model_store_missing"),
         examples=(
+            "Error: pull model manifest: file does not exist",  # Ollama #2292 ('orca'), rag_chatbot #1 ('granite:3.3')
             # OpenLLM #894 (a local Mistral checkpoint on the vLLM backend)
             "bentoml.exceptions.NotFound: no Models with name 'vllm-mistral--garrulus' found",
         ),

@@ -55,7 +55,10 @@ QUIET_SIGN_RULES: tuple[Rule, ...] = (
         r"^\s*empty (?:content|answer|response|output)\s*:|\btoken budget went to (?:reasoning|thinking)\b|"
         r"\b(?:LLM|model|AI)[ _](?:model[ _])?response[ _](?:is[ _]|was[ _])?empty\b|"
         r"\bempty[ _](?:LLM|model)[ _]response\b|"
-        r"\bEMPTY CONTENT\W+checking reasoning fallback\b|\bEmpty response details\W+.*\bfinish_reason\W+stop\b",
+        r"\bEMPTY CONTENT\W+checking reasoning fallback\b|\bEmpty response details\W+.*\bfinish_reason\W+stop\b|"
+        # a structured log's event for it, with the finish reason it came with; an agent's words for the finish
+        r"\b\w*empty_response\b[^\n]{0,120}\bfinish_reason=\w|"
+        r"\b(?:assistant|model|LLM) returned (?:an )?empty (?:stop|response|answer|reply|message)\b",
         hint=Msg("rule.client_empty_answer"),
         examples=(
             "Invalid API Response: The provider returned an empty or unparsable response.",  # cline #10238
@@ -65,6 +68,9 @@ QUIET_SIGN_RULES: tuple[Rule, ...] = (
             '  "message": "chat:LLM_model_response_empty"',  # FastGPT #3882
             "[DEBUG][LLM] ⚠️ EMPTY CONTENT - checking reasoning fallback",  # SpeakMCP PR #793
             "[DEBUG][LLM] Empty response details: { finish_reason: 'stop', ... }",  # SpeakMCP PR #793
+            # markdown-vault-mcp #919 (a reasoning budget spent), oh-my-pi #7465 (Ollama's done_reason 'load')
+            "WARNING markdown_vault_mcp.summarizer: summarize_empty_response model=gpt-5-mini finish_reason=length",
+            "Assistant returned empty stop after retry cap; try switching models",
         ),
     ),
     rule(

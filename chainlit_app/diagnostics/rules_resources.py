@@ -66,9 +66,13 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         Kind.OUT_OF_MEMORY,
         r"Cannot allocate memory|\[Errno 12\]|std::bad_alloc|(?:^|\s)MemoryError\b|"
         r"DefaultCPUAllocator: (?:can't|not enough memory)|not enough memory: you tried to allocate|"
-        r"ray-oom-prevention|killed due to the node running low on memory|Memory on the node .{0,80} was \d",
+        r"ray-oom-prevention|killed due to the node running low on memory|Memory on the node .{0,80} was \d|"
+        # a server's own check before it loads a model (Ollama): the figure it needs beside the figure it has
+        r"\brequires more (?:system |host )?memory \(\d[\d.]* ?[KMGT]i?B\) than (?:is )?available \(\d",
         hint=Msg("rule.host_oom"),
-        examples=("RuntimeError: unable to mmap 16933256392 bytes from file: Cannot allocate memory (12)",),
+        examples=("RuntimeError: unable to mmap 16933256392 bytes from file: Cannot allocate memory (12)",
+                  # Ollama #10920 (after the pull), Continue #9668 (the same words in a 500's body)
+                  "Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)"),
     ),
     # Ray's notice of a dead worker lists what may have killed it ('There are some potential root causes. (1)
     # The process is killed by SIGKILL by OOM killer …'): a list of guesses, printed for any death, so a

@@ -155,11 +155,16 @@ SERVING_RULES: tuple[Rule, ...] = (
     rule(
         "chat_template_frame",
         Kind.CHAT_TEMPLATE,
-        r"apply_hf_chat_template|render_jinja_template|chat_template_utils|apply_chat_template\(",
+        r"apply_hf_chat_template|render_jinja_template|chat_template_utils|apply_chat_template\(|"
+        # vLLM's renderers (0.16 on) render the conversation through the template in render_chat(_async)
+        r"\bin render_chat(?:_async)?$|\brenderer\.render_chat(?:_async)?\(",
         role="weak",
         in_frames=True,
         hint=Msg("rule.chat_template_frame"),
-        examples=('  File "/x/vllm/entrypoints/chat_utils.py", line 1290, in apply_hf_chat_template',),
+        examples=('  File "/x/vllm/entrypoints/chat_utils.py", line 1290, in apply_hf_chat_template',
+                  # vLLM #35679 (a CI log: the chat warm-up's traceback, cut before its exception line)
+                  '  File "/usr/local/lib/python3.12/dist-packages/vllm/renderers/base.py", line 755, in '
+                  'render_chat_async'),
     ),
     # --- output that cannot be read ---
     rule(

@@ -45,12 +45,15 @@ SHOWN_RULES: tuple[Rule, ...] = (
         # tried: a server-sent event cut mid-field, the next 'data: {' glued into it. The answer's stream
         # reached the client broken, whatever the model wrote
         r"\bJSON Parse error: (?:Expected|Unexpected|Unterminated)\b|"
-        r"JSON parsing failed: Text: \{.{0,400}data: \{",
+        r"JSON parsing failed: Text: \{.{0,400}data: \{|"
+        # a client's own words for it, with Python's json error for a string the event cut
+        r"\bstream\w* (?:returned|sent|gave|yielded) invalid JSON\W+Unterminated string starting at\b",
         hint=Msg("hint.stream_chunk_cut"),
         examples=(
             "Error message: JSON Parse error: Expected '}'",  # zai-org/GLM-5 #66
             'JSON parsing failed: Text: {"id":"20260430204055297b97348c8e426c","created":1777552855,"object":'
             '"chat.cdata: {"id":"2026043020420635c6abc56a2741ac",',
+            "LLM stream returned invalid JSON: Unterminated string starting at: line 1 column ...",  # maw #123
         ),
     ),
     rule(
