@@ -19,6 +19,12 @@ _KERNEL_FAULT = (
     r"device-side assert(?:ion)? triggered|unspecified launch failure|\.cu:\d+: .{0,120}Assertion .{0,200} failed"
 )
 
+# An assertion in native code: ggml's macro, and the C library's assert() message ('file.c:12: func: Assertion
+# `cond' failed.'); CUDA sources' asserts are kernel faults above
+_NATIVE_ASSERT = (
+    r"\bGGML_ASSERT\(.{1,200}\) failed|\.(?:c|cc|cpp|cxx|h|hpp):\d+: .{0,160}\bAssertion [`'].{1,200}' failed"
+)
+
 BUILD_RULES: tuple[Rule, ...] = (
     rule(
         "undefined_symbol",
@@ -143,6 +149,28 @@ BUILD_RULES: tuple[Rule, ...] = (
         phases=SERVING | {Phase.BOOT},
         hint=Msg("rule.cuda_fault_serving"),
         examples=("RuntimeError: CUDA error: an illegal memory access was encountered",),
+    ),
+    # an assertion in an engine's native code (ggml's GGML_ASSERT, a C/C++ assert()): the process aborts on an
+    # internal state its authors ruled out, whatever the request was; loading a model it is a start-up failure
+    rule(
+        "native_assertion_starting",
+        Kind.STARTUP_FAILURE,
+        _NATIVE_ASSERT,
+        phases=frozenset({Phase.LOADING}),
+        hint=Msg("rule.native_assertion_starting"),
+        examples=("llama.cpp/ggml/src/ggml.c:1808: GGML_ASSERT(obj_new) failed",),
+    ),
+    rule(
+        "native_assertion_serving",
+        Kind.ENGINE_ERROR,
+        _NATIVE_ASSERT,
+        phases=SERVING | {Phase.BOOT},
+        hint=Msg("rule.native_assertion_serving"),
+        examples=(
+            # a llama-server fork, minutes into generation after a 200 (Andgihat's turboquant fork, issue 3)
+            r"E:\AI-models\llm-server-build\src-njannasch\ggml\src\ggml.c:1808: GGML_ASSERT(obj_new) failed",
+            "python3: /src/csrc/allocator.cpp:88: void Pool::release(Block*): Assertion `b->in_use' failed.",
+        ),
     ),
     rule(
         "trust_remote_code_needed",
