@@ -139,7 +139,10 @@ _SERVING_FRAMES = re.compile(
     r"run_endpoint_function|request_response|"
     # sampling penalties are applied for a request that asked for them: the warm-up's dummy sampler run says
     # no_penalties=True, so apply_penalties returns before it calls anything (v1/sample/sampler.py)
-    r"apply_(?:all_)?penalties",
+    r"apply_(?:all_)?penalties|"
+    # SGLang: the scheduler's event loops start once the server is up, and a step named for decoding runs on a
+    # batch of requests being decoded (speculative decoding's draft extend, `_draft_extend_for_decode`)
+    r"\bevent_loop_(?:normal|overlap|pp)\w*|\w_for_decode\b",
 )
 # Functions that run only while the server starts: their presence outweighs serving-looking frames
 # (a profiling run calls the model's forward as a request would).
