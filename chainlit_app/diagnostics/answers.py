@@ -118,6 +118,12 @@ def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
         message = body.get("message")
         answer = {"message": message} if isinstance(message, dict) else {"text": body.get("response")}
         choices = [{**answer, "finish_reason": body.get("done_reason")}]
+    count = body.get("eval_count")
+    if (not isinstance(choices, list) and body.get("done") is True and isinstance(body.get("message"), dict)
+            and (count is None or isinstance(count, int) and count <= 1)):
+        # Ollama before done_reason: a finished /api/chat reply; a stream's last object (content "") carries the
+        # count of the tokens streamed before it, so only a reply that generated at most one token is judged
+        choices = [{"message": body["message"], "finish_reason": "stop"}]
     texts = body.get("text")
     if not isinstance(choices, list) and isinstance(texts, list) and texts and all(isinstance(t, str) for t in texts):
         choices = [{"text": t} for t in texts]  # vLLM's own /generate server: {"text": [prompt + answer, ...]}
