@@ -26,6 +26,7 @@ _LINE_START = r"(?:^|\n|\\n)[ \t]*(?:#{1,3} ?)?"
 _USER_TURN = re.compile(_LINE_START + r"(?:USER|User|Human|HUMAN)\s*:|<\|im_start\|>\s*user|<\|user\|>")
 _ASSISTANT_TURN = re.compile(
     _LINE_START + r"(?:ASSISTANT|Assistant|AI|Bot)\s*:|<\|im_start\|>\s*assistant|<\|assistant\|>")
+_END_OF_SEQUENCE_BEFORE = re.compile(r"(?:<\|endoftext\|>|<\|end_of_text\|>|</s>|<eos>)\s*$")
 _WORDS = re.compile(r"[^\W_\u4e00-\u9fff]+|[\u4e00-\u9fff]", re.UNICODE)
 
 
@@ -84,7 +85,11 @@ def writes_next_turns(text: str) -> bool:
     user = _USER_TURN.search(text[:MAX_SCAN])
     if user is None or not text[: user.start()].strip():
         return False
-    return _ASSISTANT_TURN.search(text, user.end(), MAX_SCAN) is not None
+    if _ASSISTANT_TURN.search(text, user.end(), MAX_SCAN) is not None:
+        return True
+    # or it wrote its end-of-sequence token as text right before the user turn it opened: the server did not
+    # stop on that token (a fine-tune that ends turns with '<|endoftext|>' served with '<|im_end|>' as the stop)
+    return bool(_END_OF_SEQUENCE_BEFORE.search(text[: user.start()]))
 
 
 def repeated_phrase(text: str) -> tuple[str, int] | None:

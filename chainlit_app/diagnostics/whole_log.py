@@ -13,6 +13,7 @@ from os import PathLike
 from .classifier import LineClassifier
 from .findings import ROLE_RANK, Finding, Report
 from .redact import secrets_of
+from .answer_fields import AnswerFieldsWatch
 from .sse_undecoded import SseUndecodedWatch
 from .taxonomy import HEALTHY, Kind
 from .unfinished_start import StartWatch
@@ -78,23 +79,26 @@ def classify_lines(lines: Iterable[str], secrets: Iterable[str] = (), *, excerpt
     masked = secrets_of(secrets)
     classifier = LineClassifier(masked)
     collector = Collector()
-    start, sse = StartWatch(), SseUndecodedWatch()
+    start, sse, fields = StartWatch(), SseUndecodedWatch(), AnswerFieldsWatch()
     count = 0
     for count, line in enumerate(lines, start=1):
         start.feed(line, count)
         sse.feed(line, count, masked)
+        fields.feed(line, count, masked)
         for finding in classifier.feed(line, count):
             collector.add(finding)
-    return _ended(classifier, collector, start if excerpt else None, count, masked, sse)
+    return _ended(classifier, collector, start if excerpt else None, count, masked, sse, fields)
 
 
 def _ended(classifier: LineClassifier, collector: Collector, start: StartWatch | None, count: int,
-           secrets: tuple[str, ...], sse: SseUndecodedWatch) -> Report:
+           secrets: tuple[str, ...], sse: SseUndecodedWatch, fields: AnswerFieldsWatch) -> Report:
     """The log's end: what is still open, then (file-level only, never the live monitor) a start-up whose
     last line began a step and that showed nothing else (`unfinished_start.py`). A client's JSON error on
     an SSE line it printed (`sse_undecoded.py`) comes first: it is the root, what the engine reading says after."""
     if sse.found is not None:
         collector.add(sse.found)
+    if fields.found is not None:  # a printed answer's fields (`answer_fields.py`)
+        collector.add(fields.found)
     for finding in classifier.finish():
         collector.add(finding)
     if start is not None and not collector.findings:
@@ -130,11 +134,12 @@ def classify_file(path: str | PathLike[str], secrets: Iterable[str] = ()) -> Rep
     masked = secrets_of(secrets)
     classifier = LineClassifier(masked)
     collector = Collector()
-    start, sse = StartWatch(), SseUndecodedWatch()
+    start, sse, fields = StartWatch(), SseUndecodedWatch(), AnswerFieldsWatch()
     count = 0
     for count, text, replaced in iter_file_lines(path):
         start.feed(text, count)
         sse.feed(text, count, masked)
+        fields.feed(text, count, masked)
         for finding in classifier.feed(text, count, replaced=replaced):
             collector.add(finding)
-    return _ended(classifier, collector, start, count, masked, sse)
+    return _ended(classifier, collector, start, count, masked, sse, fields)
