@@ -120,7 +120,7 @@ def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
         choices = [{**answer, "finish_reason": body.get("done_reason")}]
     count = body.get("eval_count")
     if (not isinstance(choices, list) and body.get("done") is True and isinstance(body.get("message"), dict)
-            and (count is None or isinstance(count, int) and count <= 1)):
+            and (count is None or (isinstance(count, int) and count <= 1))):
         # Ollama before done_reason: a finished /api/chat reply; a stream's last object (content "") carries the
         # count of the tokens streamed before it, so only a reply that generated at most one token is judged
         choices = [{"message": body["message"], "finish_reason": "stop"}]

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from os import PathLike
 
+from .answer_fields import AnswerFieldsWatch
 from .classifier import LineClassifier
 from .findings import ROLE_RANK, Finding, Report
 from .redact import secrets_of
-from .answer_fields import AnswerFieldsWatch
 from .sse_undecoded import SseUndecodedWatch
 from .taxonomy import HEALTHY, Kind
 from .unfinished_start import StartWatch

@@ -218,6 +218,12 @@ ACCEPTED_READINGS = {
         "decode_error", "dev's convention reads a U+FFFD in an answer as decode_error (`replacement_char`: a byte "
         "sequence the detokenizer could not complete); the two duplicated table rows are too few to tell a "
         "degenerate loop from a table that repeats a heading, so the one sign a reading can rely on is the U+FFFD"),
+    # round 22's stale engine on PATH (labelled version_mismatch with a DOUBT vs startup_failure)
+    "round22a_mlxstudio76_stale_vmlx_engine_unrecognized_arguments.log": (
+        "startup_failure", "argparse refused flags (`--prefill-step-size`, `--smelt`) that no vLLM release has, so "
+        "`version_bound_flags.py` cannot say another release accepts them: the line reads as a mistyped command "
+        "reads (bad_argument), and the server never started, which startup_failure says; that the launcher started "
+        "an older `vmlx-engine` from PATH is in the maintainer's words, not in the log"),
 }
 _THREAD = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
 
