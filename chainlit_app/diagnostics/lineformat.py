@@ -24,6 +24,15 @@ _LEVEL_NAMES = {
     "E": "ERROR",
     "F": "ERROR",
     "D": "DEBUG",
+    # nginx's error log (a proxy in front of vLLM) writes its levels in lower case
+    "error": "ERROR",
+    "crit": "ERROR",
+    "alert": "ERROR",
+    "emerg": "ERROR",
+    "warn": "WARNING",
+    "notice": "INFO",
+    "info": "INFO",
+    "debug": "DEBUG",
 }
 _PREFIXES: tuple[re.Pattern[str], ...] = (
     # ISO timestamps: "[2024-09-05T00:38:34Z] ", "2024-04-27 10:13:05 "
@@ -38,6 +47,9 @@ _PREFIXES: tuple[re.Pattern[str], ...] = (
     re.compile(r"\[pod/[\w.-]+(?:/[\w.-]+)?\]\s"),
     # rich's logging handler: "[05/05/25 18:08:24] ERROR    " (a time column, then the level)
     re.compile(r"\[\d{2}/\d{2}/\d{2,4} \d{2}:\d{2}:\d{2}\]\s+(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+"),
+    # nginx / OpenResty's error log: "2026/03/04 18:40:27 [error] 7#7: *2 " (time, level, pid#tid, connection)
+    re.compile(r"\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} \[(?P<lvl>error|crit|alert|emerg|warn|notice|info|debug)\] "
+               r"\d+#\d+: (?:\*\d+ )?"),
     # journald: "Sep 05 11:48:04 host bash[20397]: "
     re.compile(r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [\w.@/-]+\[\d+\]: "),
     # box-drawing borders of terminal UIs (k9s, rich): "│ "
@@ -68,6 +80,13 @@ _PREFIXES: tuple[re.Pattern[str], ...] = (
     re.compile(r"E {2,}"),
 )
 _PY_WARNING = re.compile(r"\b\w*Warning: ")
+# Lines that are errors without a level: a Go/Node/Rust CLI's fatal error ("Error: mkdir /home/user: permission
+# denied", Ollama's, docker's, npm's; title case, first word of the message), and systemd's words for a service
+# whose main process failed ("Main process exited, code=exited, status=1/FAILURE", "Failed with result
+# 'exit-code'"; a clean stop says status=0/SUCCESS or "Deactivated successfully", and a stop asked for ends on
+# SIGTERM or SIGINT, status=15/TERM or 2/INT)
+_UNLEVELLED_ERROR = re.compile(r"Error: (?=\S)|(?:[\w.@-]+: )?(?:Main process exited, code=(?:exited|killed|dumped), "
+                               r"status=(?!0/|15/|2/)\d+|Failed with result '(?!success')[\w-]+')")
 # Levels inside other logging formats: "2025-02-28 17:34:37,164 xinference.core.worker 1 ERROR    msg",
 # "Evaluation - ERROR - msg", "kserve ERROR [__main__.py:<module>():254] msg".
 _INNER_LEVEL = re.compile(r"^[\w.:<>()\[\] -]{0,80}?(?:^|[\s\-|\[])"
@@ -128,6 +147,8 @@ def parse_line(text: str) -> ParsedLine:
         if logfmt:
             level = _LEVEL_NAMES.get(logfmt.group("lvl").upper(), logfmt.group("lvl").upper())
             message = logfmt.group("msg")
+    if not level and _UNLEVELLED_ERROR.match(message[2:] if message.startswith(": ") else message):
+        level = "ERROR"
     if not level and _PY_WARNING.search(message):
         level = "WARNING"
     return ParsedLine(level, message, process, logger, when)

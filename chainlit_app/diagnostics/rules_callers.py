@@ -90,10 +90,13 @@ CALLER_RULES: tuple[Rule, ...] = (
         r"\bno models? with (?:the )?name '[^']+' (?:was )?found\b|"
         r"\bmodel '[^']+' (?:was |is )?not found in (?:the )?(?:local )?(?:model )?(?:store|registry)\b|"
         # a model registry (Ollama's) that has no manifest under the name and tag pulled: no such model there
-        r"\bpull model manifest: file does not exist\b",
+        r"\bpull model manifest: file does not exist\b|"
+        # the registry refusing the name itself (a path or a misspelt name in a Modelfile's FROM, Ollama #3764)
+        r"\bpull model manifest: 400\b",
         hint=Msg("rule.model_store_missing"),
         examples=(
             "Error: pull model manifest: file does not exist",  # Ollama #2292 ('orca'), rag_chatbot #1 ('granite:3.3')
+            "Error: pull model manifest: 400",  # Ollama #3764 (a FROM line whose path was mistyped)
             # OpenLLM #894 (a local Mistral checkpoint on the vLLM backend)
             "bentoml.exceptions.NotFound: no Models with name 'vllm-mistral--garrulus' found",
         ),

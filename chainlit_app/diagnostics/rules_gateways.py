@@ -146,6 +146,18 @@ GATEWAY_RULES: tuple[Rule, ...] = (
         hint=Msg("rule.connection_reset"),
         examples=("Error: read ECONNRESET",),  # vLLM #2484
     ),
+    rule(
+        "proxy_access_phase_error",
+        Kind.AUTH,
+        # an error raised in nginx/OpenResty's access phase, where a proxy in front of vLLM checks the request's
+        # key or token (access_by_lua): the request was stopped before it reached the model (bifrost #1920: no
+        # Authorization header); an error the same proxy logs in another phase (upstream, content) is no match
+        r"^\[lua\] access_by_lua\b",
+        levels=("ERROR",),
+        role="weak",
+        hint=Msg("rule.proxy_access_phase_error"),
+        examples=("[lua] access_by_lua(nginx.conf:40):13: method=POST uri=/v1/chat/c...",),
+    ),
     # --- the gateways' and clients' own words in Chinese ---
     rule(
         "zh_token_refused",

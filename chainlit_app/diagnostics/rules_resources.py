@@ -130,7 +130,11 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         # the words of other stacks (HCCL, NCCL, gRPC, Ray): a named port that is taken or cannot be listened on
         r"port\W{0,3}\d*\W{0,3}(?:is )?already (?:in use|occupied|bound)|being used by (?:an)?other process|"
         r"listen on .{0,80}port\W{0,2}\d+\W{0,2} fail|"
-        r"\b(?:failed to|could ?n[o']t|unable to|cannot|can't) (?:bind|listen)\b.{0,80}\bport\b",
+        r"\b(?:failed to|could ?n[o']t|unable to|cannot|can't) (?:bind|listen)\b.{0,80}\bport\b|"
+        # Go's listener, read by its structure since Windows words it in the system's language (WSAEADDRINUSE:
+        # 'Only one usage of each socket address ... is normally permitted', in Turkish in Ollama #8261); the
+        # other reasons bind gives in English (a privileged port, an address not on this host) are no match
+        r"\blisten tcp[46]? \S*:\d+: bind: (?!permission denied|cannot assign requested address|an attempt was made)",
         hint=Msg("rule.port_in_use"),
         examples=(
             "OSError: [Errno 98] Address already in use",
@@ -138,6 +142,10 @@ RESOURCE_RULES: tuple[Rule, ...] = (
             "socket type[0], listen on ip[192.2.2.195] and specific port[16666] fail. Please check the port status "
             "and whether the port is being used by other process.",
             "main: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080",  # llama.cpp server
+            "Error: listen tcp 127.0.0.1:11434: bind: address already in use",  # Ollama #707
+            # Ollama #8261 (Windows, Turkish): the tray app already serves the port
+            "Error: listen tcp 127.0.0.1:11434: bind: Normal olarak her yuva adresi (iletişim kuralı/ağ adresi/"
+            "bağlantı noktası) için yalnızca bir kullanıma izin veriliyor.",
         ),
     ),
     # tqdm's elapsed column: ten minutes or more spent loading checkpoint shards is storage too slow for the

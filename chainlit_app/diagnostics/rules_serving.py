@@ -285,6 +285,8 @@ SERVING_RULES: tuple[Rule, ...] = (
         r"Connection refused|ConnectionRefusedError|\[Errno 111\]|ECONNREFUSED|\bConnectError\b|APIConnectionError|"
         r"Connection error\b|Failed to establish a new connection|Max retries exceeded with url|"
         r"Name or service not known|Temporary failure in name resolution|nodename nor servname|getaddrinfo failed|"
+        # Go's resolver: 'dial tcp: lookup host.docker.internal on 127.0.0.11:53: no such host'
+        r"\blookup \S+(?: on \S+)?: no such host\b|"
         r"Cannot connect to (?:host|supervisor|server)|All connection attempts failed|No route to host|"
         r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|ConnectTimeout|"
         r"Connection timed out|connect timeout|"
@@ -297,6 +299,9 @@ SERVING_RULES: tuple[Rule, ...] = (
             # curl 8, quoted in a public run record
             "curl: (7) Failed to connect to localhost port 8888 after 0 ms: Couldn't connect to server",
             "Couldn't connect to Ollama at http://127.0.0.1:11434",  # Open WebUI's words (openui #215)
+            # genai-stack #76: a container resolving a host name only Docker Desktop provides
+            'Error: Head "http://host.docker.internal:11434/": dial tcp: lookup host.docker.internal on '
+            "127.0.0.11:53: no such host",
         ),
     ),
     rule(
