@@ -33,6 +33,11 @@ _TOKEN_ZERO_RUN = re.compile(r"!{16,}")
 _ONE_SYMBOL = re.compile(r"\s*([^\w\s])\1{15,}\s*")
 # The same in a printed line, for symbols no banner or rule is drawn with ('@@@@', not '====' or '----').
 _ONE_ODD_SYMBOL = re.compile(r"\s*([^\w\s=\-*#_~+.:|/\\<>])\1{15,}\s*")
+# One letter again and again and nothing else ('GGGG…', '郦郦郦…'; a terminal's '^C' and the prompt after it may
+# close the line): the same token whatever the context, from a kernel or library that computes garbage (a ROCm
+# build for another GPU, a flash-attention kernel miscompiled for the card), not a model's loop over words. An
+# answer is bounded by its max_tokens (one letter a token): a longer run is a dump of padding, not an answer.
+_ONE_LETTER = re.compile(r"\s*([^\W\d_])\1{19,8191}\s*(?:\^C.{0,40})?")
 # The tokenizer's unknown token again and again: ids the vocabulary has no piece for (a tokenizer that does
 # not fit the model, or broken numerics picking ids out of range).
 _UNKNOWN_RUN = re.compile(r"(?:<unk>\s*){4,}")
@@ -47,7 +52,8 @@ def is_garbled(text: str, whole_answer: bool = False) -> bool:
     a whole answer, not a printed line that may be a banner of '=') one symbol repeated."""
     if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4 or _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) \
             or (whole_answer and _ONE_SYMBOL.fullmatch(text[:4000])) or _ONE_ODD_SYMBOL.fullmatch(text[:4000]) \
-            or _UNKNOWN_RUN.search(text[:4000]) or shows_byte_pieces(text) or special_token_run(text) is not None:
+            or (len(text) <= 8300 and _ONE_LETTER.fullmatch(text)) or _UNKNOWN_RUN.search(text[:4000]) \
+            or shows_byte_pieces(text) or special_token_run(text) is not None:
         return True
     runs = _DIGIT_RUN.findall(text[:4000])
     if len(runs) >= 2 and sum(map(len, runs)) >= 0.25 * len(text.strip()):

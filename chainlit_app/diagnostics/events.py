@@ -35,8 +35,10 @@ _FRAME = re.compile(
 # The end of a frame line whose start is on another line (a paste wrapped it) or whose quotes a text editor
 # curled: `ference/vllm/model_runner.py", line 733, in generate_draft_token_ids`, `“api_server”,line 56, in generate`.
 _FRAME_TAIL = re.compile(r"^[\"“”]?(?P<path>[^\s\"“”]*)[\"“”]\s*,\s*line \d+,? in (?P<func>[\w<>.]+)\s*$")
-# The line that ends a traceback: a dotted class name, then ':' and the message (or nothing).
-_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z_]\w*)(?::\s?(?P<msg>.*))?$")
+# The line that ends a traceback: a dotted class name, then ':' and the message (or nothing). The standard
+# library's few lower-case classes are read by their module (`socket.gaierror`, `socket.herror`, `zlib.error`).
+_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z_]\w*|(?:[A-Za-z_]\w*\.)+[a-z]*error)"
+                        r"(?::\s?(?P<msg>.*))?$")
 # An exception line printed without its traceback (excerpts, loggers that print only the message).
 # Its class is named like an exception, or lives in a library's errors module (`triton.runtime.errors.
 # OutOfResources`, `torch._dynamo.exc.BackendCompilerFailed`), or is a class the hierarchy table knows.

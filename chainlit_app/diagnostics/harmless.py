@@ -34,7 +34,9 @@ _MEMORY_WORD = re.compile(r"memory", re.I)
 _MEMORY_FAILURE = re.compile(
     r"out of memory|OutOfMemory|Cannot allocate memory|No available memory|not enough memory|oom|"
     # vLLM's preemption warning advises more memory: a shortage that slows every answer, not a tuning note
-    r"not enough KV cache space", re.I
+    r"not enough KV cache space|"
+    # a kernel's fault is never a tuning note, even in a warning (V0's failed-step dump, vLLM #9532)
+    r"illegal memory access", re.I
 )
 
 # During warm-up compilation vLLM prints this every 60 s; only after start-up does it mean a stall.

@@ -142,7 +142,11 @@ _SERVING_FRAMES = re.compile(
     r"apply_(?:all_)?penalties|"
     # SGLang: the scheduler's event loops start once the server is up, and a step named for decoding runs on a
     # batch of requests being decoded (speculative decoding's draft extend, `_draft_extend_for_decode`)
-    r"\bevent_loop_(?:normal|overlap|pp)\w*|\w_for_decode\b",
+    r"\bevent_loop_(?:normal|overlap|pp)\w*|\w_for_decode\b|"
+    # sampling and constrained decoding run on requests' logits: a model runner's `sample`, the regex/grammar
+    # vocabulary mask it fills per request, the scheduler's queue of requests whose grammar is compiling
+    # (SGLang #1556, #6229)
+    r"(?<!\w)sample\b|\w*vocab_mask\b|\w*grammar_(?:requests?|queue|bitmask)\w*",
 )
 # Functions that run only while the server starts: their presence outweighs serving-looking frames
 # (a profiling run calls the model's forward as a request would).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from chainlit_app.i18n import Msg
 
-from .rules import Rule, rule
+from .rules import STARTING, Rule, rule
 from .taxonomy import Kind
 
 COLLECTIVE_RULES: tuple[Rule, ...] = (
@@ -27,6 +27,20 @@ COLLECTIVE_RULES: tuple[Rule, ...] = (
             "0.0.0.0:51216 - retrying (try=0, timeout=300000ms, delay=59547ms): The client socket has timed out "
             "after 300000ms while trying to connect to (0.0.0.0, 51216).",  # TRL #3736
         ),
+    ),
+    rule(
+        "server_own_lookup_failed",
+        Kind.STARTUP_FAILURE,
+        # the server's own name lookup while it sets itself up (vLLM's get_ip resolving a public name to learn
+        # its address, a distributed init resolving the master's host name) in a container without DNS: no
+        # client is involved, so it is the start-up that fails (the host's network), not a connection to the
+        # server; the same words raised in a client library stay connection_refused
+        r"\bgaierror\b|Temporary failure in name resolution|Name or service not known|nodename nor servname",
+        phases=STARTING,
+        raised_in=("vllm/utils", "vllm/distributed/", "vllm/executor/", "vllm/engine/", "vllm/v1/engine/",
+                   "vllm/v1/executor/", "vllm/worker/"),
+        hint=Msg("rule.server_own_lookup_failed"),
+        examples=("qwen1.5  | socket.gaierror: [Errno -3] Temporary failure in name resolution",),  # vLLM #3416
     ),
     rule(
         "nccl_last_error_oom",

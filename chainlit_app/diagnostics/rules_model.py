@@ -54,6 +54,15 @@ MODEL_RULES: tuple[Rule, ...] = (
         ),
     ),
     rule(
+        "hf_token_refused",
+        # the hub's own words for a token it refused (expired, revoked, mistyped): a 401 for the token itself,
+        # which explains the 'Repository Not Found' the same answer prints (whole_log.EXPLAINED_BY_RULES)
+        Kind.AUTH,
+        r"\bInvalid credentials in Authorization header\b|\bInvalid user token\b",
+        hint=Msg("rule.hf_token_refused"),
+        examples=("Invalid credentials in Authorization header",),  # silnlp #791 (an expired token)
+    ),
+    rule(
         "hf_validation",
         # the hub validates the id only when no local folder of that name exists: the path names no model
         Kind.MODEL_NOT_FOUND,

@@ -58,7 +58,11 @@ QUIET_SIGN_RULES: tuple[Rule, ...] = (
         r"\bEMPTY CONTENT\W+checking reasoning fallback\b|\bEmpty response details\W+.*\bfinish_reason\W+stop\b|"
         # a structured log's event for it, with the finish reason it came with; an agent's words for the finish
         r"\b\w*empty_response\b[^\n]{0,120}\bfinish_reason=\w|"
-        r"\b(?:assistant|model|LLM) returned (?:an )?empty (?:stop|response|answer|reply|message)\b",
+        r"\b(?:assistant|model|LLM) returned (?:an )?empty (?:stop|response|answer|reply|message)\b|"
+        # a client counting what came back: reasoning, and no answer after it (llm-wiki #743)
+        r"\breasoning\b[^\n]{0,80}\bbut no (?:actual )?(?:response |answer )?content\b|"
+        # a server's own words that the reasoning never ended, so nothing after it is the answer (ds4 #1088)
+        r"\b(?:thinking|reasoning) (?:was |is )?(?:not|never) closed\b",
         hint=Msg("rule.client_empty_answer"),
         examples=(
             "Invalid API Response: The provider returned an empty or unparsable response.",  # cline #10238
@@ -71,6 +75,9 @@ QUIET_SIGN_RULES: tuple[Rule, ...] = (
             # markdown-vault-mcp #919 (a reasoning budget spent), oh-my-pi #7465 (Ollama's done_reason 'load')
             "WARNING markdown_vault_mcp.summarizer: summarize_empty_response model=gpt-5-mini finish_reason=length",
             "Assistant returned empty stop after retry cap; try switching models",
+            "Analysis failed: Model produced 14,735 characters of reasoning / chain-of-thought, but no actual "
+            "response content.",  # llm-wiki #743
+            "ds4-server: thinking not closed, ignoring incomplete GLM tool calls in reasoning",  # ds4 PR #1088
         ),
     ),
     rule(

@@ -32,7 +32,9 @@ TEMPLATE_RULES: tuple[Rule, ...] = (
         # TGI's 422 ('Template error: template not found', error_type 'template_error')
         r"\bfailed to apply (?:the )?(?:chat[ _])?template\b|"
         r"(?:not callable|undefined|template)\b.{0,200}?\bat row \d+, column \d+|"
-        r"\bTemplate error: |['\"]error_type['\"]:\s*['\"]template_error['\"]",
+        r"\bTemplate error: |['\"]error_type['\"]:\s*['\"]template_error['\"]|"
+        # llama.cpp's automatic parser (tool calls, reasoning) that cannot read the model's template
+        r"\bUnable to generate parser for this template\b|\bAutomatic parser generation failed\b",
         hint=Msg("rule.chat_template_render"),
         examples=(
             "ERR [validate_model_chat_template] failed to apply template: %s",  # ik_llama.cpp #693
@@ -40,6 +42,8 @@ TEMPLATE_RULES: tuple[Rule, ...] = (
             # TGI #1870, through the openai client
             "UnprocessableEntityError: Error code: 422 - {'error': 'Template error: template not found', "
             "'error_type': 'template_error'}",
+            # club-3090 #1250 (a GLM template, llama.cpp's 400)
+            "Unable to generate parser for this template. Automatic parser generation failed:",
         ),
     ),
     rule(

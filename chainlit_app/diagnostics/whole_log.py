@@ -25,9 +25,12 @@ EXPLAINED_BY: dict[str, tuple[str, ...]] = {
     Kind.EMPTY_OUTPUT.value: (Kind.CONTEXT_LENGTH.value,),
 }
 # A connection refused while the same log shows the model still loading after minutes: the server is not up
-# yet, and the slow load is why (rule ids, not the kind: a 504 a gateway saw explains no refusal).
+# yet, and the slow load is why (rule ids, not the kind: a 504 a gateway saw explains no refusal). A missing
+# repository beside the hub's refusal of the token: the token is why.
 EXPLAINED_BY_RULES: dict[str, tuple[str, ...]] = {
     Kind.CONNECTION.value: ("weight_loading_crawls", "model_load_elapsed_minutes"),
+    # the hub answers 'Repository Not Found' for any 401; its words for a refused token say the token is why
+    Kind.MODEL_NOT_FOUND.value: ("hf_token_refused",),
 }
 # A start-up failure no rule recognised (named by where it was raised or by the phase) in a log that also
 # shows a build that does not fit (a compiled extension missing, an ABI mismatch): the build explains it.
