@@ -86,6 +86,27 @@ KNOWN_HEALTHY_MISSES = {
     "round5_gh4760_functionary_small_3090_enforce_eager_2_2_tok_s.log": "one stats line at 2.2 tokens/s for one "
     "request: a prompt prefilled in the same interval (102 tokens/s) means the request may have arrived late in "
     "it, and a CPU server (this app's own) decodes at 1-5 tokens/s when healthy; one low rate names nothing",
+    # Round 23 (the twenty-third pass, docs/DIAGNOSIS.md item 23):
+    "round23b_sglang5700_qwq32b_fa3_fp8_kv_missing_q_descale_nonsense.log": "36 characters of fragments ('devil.i"
+    "#else?;', 'соб und? ±__'): Latin and one Cyrillic word, no U+FFFD, mojibake or byte pieces, nothing repeated "
+    "and far below the 200 characters word salad is read on; an English answer quoting a Russian word, or a code "
+    "snippet, reads the same; that the model was asked 'hello' is in the thread's words",
+    "round23a_gh1861_yi34b_chat_never_stops.log": "an answer, then English sentences each followed by its Chinese "
+    "translation and a short tag ('考研句子', '高考'), cut by the excerpt: every block differs (nothing repeats "
+    "verbatim), each script well formed, no finish reason or length limit in the excerpt; a healthy bilingual "
+    "list of example sentences reads the same; that one word was asked for and the stop token never matched is "
+    "in the thread's words",
+    "round23b_ikllamacpp1685_kimi_k2_thinking_false_content_null.log": "two stream chunks, content null, then "
+    "reasoning_content carrying a whole greeting, and no finish reason: a healthy reasoning model's stream cut "
+    "after its first chunks reads the same (content comes after the reasoning, as lmstudio378 above); that "
+    "thinking was switched off, so the greeting was the answer, is in the thread's words",
+    "round23b_ollama6012_prompt_key_typo_done_reason_load_empty.log": "Ollama's reply with an empty response and "
+    "done_reason 'load', then a 200: that is what Ollama answers, by design, to a request that only loads the "
+    "model (a preload sends no prompt), so a healthy preload reads the same; that the prompt key was misspelt "
+    "('pormpt') is in the thread's words",
+    "round23a_gh2971_slow_after_upgrade_032.log": "two stats lines (273.8, then 15.5 generation tokens/s) and "
+    "the start command: no line shows how many requests were running, and a healthy server's rate falls the same "
+    "way when fewer requests are in flight; the upgrade between them and the one 4090 are in the thread's words",
 }
 # Dev logs whose label and the documented reading overlap: the second kind is accepted beside the label, for
 # the reason given (the collector's label stays as it was scored).
