@@ -30,6 +30,7 @@ from .events import Body, EventFolder, Traceback
 from .exceptions import SERVING_ONLY, ancestry, error_body, exception_name, lookup, owner_of, raised_in
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
+from .inventory_lines import InventoryBlock
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
 from .phases import (
     Phase,
@@ -71,6 +72,7 @@ class LineClassifier(PrintedOutput, RequestLines):
         self._named_in_traceback: set[str] = set()  # processes whose open traceback already has a finding
         self._plain: Counter[str] = Counter()
         self._cycle = PrintedCycle()
+        self._inventory = InventoryBlock()  # printed `Label: value` fields: an inventory, not a loop
         self._progress_at_zero: tuple[int, str] | None = None
         self._previous_line = self._last_line = 0  # non-blank lines: printed blocks must follow each other
         self._loop_reported = False

@@ -22,6 +22,7 @@ from .detok_shortfall import text_shorter_than_tokens
 from .empty_chunks import RULE_ID as EMPTY_CHUNKS
 from .empty_chunks import is_empty_message_chunk
 from .findings import Finding
+from .inventory_lines import InventoryBlock
 from .lineformat import strip_ansi
 from .logprob_pieces import without_logprobs
 from .printed_chunks import RULE_ID as PRINTED_CHUNK
@@ -97,6 +98,7 @@ class PrintedOutput:
     _plain: Counter[str]
     _progress_at_zero: tuple[int, str] | None  # the latest offline progress bar, while it shows 0 %
     _cycle: PrintedCycle
+    _inventory: InventoryBlock
     _previous_line: int  # the last non-blank line before the current one
     _glued: int
     _loop_reported: bool
@@ -181,6 +183,7 @@ class PrintedOutput:
             self._loop_reported = True
             hint = KINDS[Kind.DEGENERATE_OUTPUT].fix_msgs[0]
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_block_loops", "weak")]
+        inventory = self._inventory.holds(key, lineno, self._previous_line)  # every line: runs must follow on
         if len(key) < _PLAIN_LINE_MIN:
             return []
         if len(self._plain) >= MAX_PLAIN_LINES:
@@ -202,6 +205,8 @@ class PrintedOutput:
             self._loop_reported = True
             hint = Msg("hint.word_salad")
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, WORD_SALAD, "weak")]
+        if inventory:
+            return []  # one field of a printed inventory (a line per GPU): not an answer repeating itself
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
             self._loop_reported = True

@@ -20,12 +20,28 @@ COLLECTIVE_RULES: tuple[Rule, ...] = (
         # joining its ranks) cannot open a TCP connection to the store's host and port. The timeout is how
         # long it tried; what failed is the connection (a port not published, 0.0.0.0 as the address to dial)
         r"TCP client failed to connect/validate to host|"
-        r"client socket has timed out after \d+ ?ms while trying to connect to",
+        r"client socket has timed out after \d+ ?m?s while trying to connect to",
         hint=Msg("rule.c10d_store_unreachable"),
         examples=(
             "W715 09:24:02.297720466 TCPStore.cpp:330] [c10d] TCP client failed to connect/validate to host "
             "0.0.0.0:51216 - retrying (try=0, timeout=300000ms, delay=59547ms): The client socket has timed out "
             "after 300000ms while trying to connect to (0.0.0.0, 51216).",  # TRL #3736
+        ),
+    ),
+    rule(
+        "c10d_store_unreachable_at_start",
+        Kind.STARTUP_FAILURE,
+        # the same words raised inside the engine's own start (from_engine_args, _init_engine, the executor
+        # setting up its workers' process group): the store the engine dials is its own, on the address the
+        # host or container gives it, so no client is involved and it is the start-up that fails (a container's
+        # IP or network set-up, a firewall between the ranks). Older torch prints the timeout in seconds
+        r"client socket has timed out after \d+ ?m?s while trying to connect to",
+        phases=STARTING,
+        raised_in=("vllm/engine/", "vllm/v1/engine/", "vllm/executor/", "vllm/v1/executor/", "vllm/worker/"),
+        hint=Msg("rule.c10d_store_unreachable_at_start"),
+        examples=(
+            "torch.distributed.DistNetworkError: The client socket has timed out after 600s while trying to "
+            "connect to (10.60.2.1, 53591).",  # GLM-4 #677 (raised under async_llm_engine's _init_engine)
         ),
     ),
     rule(

@@ -95,6 +95,21 @@ STEPS: tuple[StartStep, ...] = (
         ),
     ),
     StartStep(
+        "start_ends_nccl_comm_ready",
+        # NCCL's own line (NCCL_DEBUG=INFO) when a communicator of two ranks or more is built: vLLM's PyNccl
+        # runs a small warm-up all-reduce right after it, and then custom all-reduce checks the GPU pairs,
+        # which logs. A log that stops on these lines stopped in the first transfer between the GPUs: the
+        # known hang of peer-to-peer traffic that PCI ACS or the IOMMU blocks (GPUs busy, nothing moves)
+        re.compile(r"NCCL INFO (?:ncclCommInitRank\w* )?comm 0x[0-9a-f]+ rank \d+ nranks (?:[2-9]|\d{2,}) "
+                   r".*Init COMPLETE"),
+        "start_step.nccl_first_allreduce",
+        (
+            # a Chinese blog post: Xinference's vLLM engine, TP 2 on RTX 6000 Ada, fixed by disabling PCI ACS
+            "REDACTED:3312183:3312205 [1] NCCL INFO comm 0x561a161881d0 rank 1 nranks 2 cudaDev 1 nvmlDev 3 "
+            "busId 61000 commId 0x737ce38e08817c77 - Init COMPLETE",
+        ),
+    ),
+    StartStep(
         "start_ends_waiting_for_engine",
         # the API server's client polling its engine process while that process starts (V0's MQLLMEngine client
         # logs it every 10 s until the engine answers; V1's front end counts the engine cores yet to start)
