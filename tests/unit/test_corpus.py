@@ -107,6 +107,12 @@ KNOWN_HEALTHY_MISSES = {
     "round23a_gh2971_slow_after_upgrade_032.log": "two stats lines (273.8, then 15.5 generation tokens/s) and "
     "the start command: no line shows how many requests were running, and a healthy server's rate falls the same "
     "way when fewer requests are in flight; the upgrade between them and the one 4090 are in the thread's words",
+}
+# Holdout logs a generalising pass met as misses and could learn nothing from (no reading names them without
+# naming healthy logs too): they stay in the holdout, where their first-time miss was scored, rather than move
+# to dev, which holds what the rules were tuned on (the issue moves an item to dev when it is learnt from).
+# Strict, as above.
+HOLDOUT_UNLEARNT_MISSES = {
     "round24b_gh673_benchmark_latency_n100_warmup_stuck.log": "the benchmark's arguments, the engine's config "
     "line, the slow-tokenizer note and a torch deprecation warning, then nothing: a healthy start posted to show "
     "a warning ends the same way, and the last line announces no step known to hang; the only odd figure is "
@@ -316,7 +322,8 @@ def _failures() -> list[object]:
     for path in DEV + HOLDOUT:
         if path.parent.name == HEALTHY:
             continue
-        reason = KNOWN_HEALTHY_MISSES.get(path.name) if path.parent.parent.name == "dev" else None
+        known = KNOWN_HEALTHY_MISSES if path.parent.parent.name == "dev" else HOLDOUT_UNLEARNT_MISSES
+        reason = known.get(path.name)
         marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
         params.append(pytest.param(path, marks=marks, id=_ids(path)))
     return params
