@@ -82,18 +82,24 @@ class Collector:
 def classify_lines(lines: Iterable[str], secrets: Iterable[str] = (), *, excerpt: bool = True) -> Report:
     """Classify a whole log given as lines (numbered from 1). `excerpt=False` for the last lines of a
     process known to have exited: a start-up it never finished is then its exit, not a stall."""
-    masked = secrets_of(secrets)
-    classifier = LineClassifier(masked)
+    numbered = ((lineno, line, False) for lineno, line in enumerate(lines, start=1))
+    return _classify(numbered, secrets_of(secrets), excerpt=excerpt)
+
+
+def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...], *, excerpt: bool) -> Report:
+    """Feed (lineno, text, replaced) lines to the line classifier and to the watches that read a whole log
+    only, then settle the log's end (`_ended`). One loop for `classify_lines` and `classify_file`."""
+    classifier = LineClassifier(secrets)
     collector = Collector()
     start, sse, fields = StartWatch(), SseUndecodedWatch(), AnswerFieldsWatch()
     count = 0
-    for count, line in enumerate(lines, start=1):
-        start.feed(line, count)
-        sse.feed(line, count, masked)
-        fields.feed(line, count, masked)
-        for finding in classifier.feed(line, count):
+    for count, text, replaced in numbered:
+        start.feed(text, count)
+        sse.feed(text, count, secrets)
+        fields.feed(text, count, secrets)
+        for finding in classifier.feed(text, count, replaced=replaced):
             collector.add(finding)
-    return _ended(classifier, collector, start if excerpt else None, count, masked, sse, fields)
+    return _ended(classifier, collector, start if excerpt else None, count, secrets, sse, fields)
 
 
 def _ended(classifier: LineClassifier, collector: Collector, start: StartWatch | None, count: int,
@@ -137,15 +143,4 @@ def iter_file_lines(path: str | PathLike[str]) -> Iterator[tuple[int, str, bool]
 def classify_file(path: str | PathLike[str], secrets: Iterable[str] = ()) -> Report:
     """Classify a log file; see `iter_file_lines` for how the file is read. A file is an excerpt: a start-up
     it shows stopping at a step is a stall (`unfinished_start.py`)."""
-    masked = secrets_of(secrets)
-    classifier = LineClassifier(masked)
-    collector = Collector()
-    start, sse, fields = StartWatch(), SseUndecodedWatch(), AnswerFieldsWatch()
-    count = 0
-    for count, text, replaced in iter_file_lines(path):
-        start.feed(text, count)
-        sse.feed(text, count, masked)
-        fields.feed(text, count, masked)
-        for finding in classifier.feed(text, count, replaced=replaced):
-            collector.add(finding)
-    return _ended(classifier, collector, start, count, masked, sse, fields)
+    return _classify(iter_file_lines(path), secrets_of(secrets), excerpt=True)
