@@ -178,8 +178,9 @@ class RaisedInEntry:
 
 RAISED_IN: tuple[RaisedInEntry, ...] = (
     # First: the tokenizer's own code renders templates, so a failure under apply_chat_template is the
-    # template's, wherever it was raised.
-    RaisedInEntry(("chat_utils", "chat_template"), Kind.CHAT_TEMPLATE,
+    # template's, wherever it was raised; vLLM's renderers (0.16 on) render a conversation in render_chat(_async)
+    # (vLLM #35679: the chat warm-up's traceback, cut before its exception line).
+    RaisedInEntry(("chat_utils", "chat_template", " render_chat"), Kind.CHAT_TEMPLATE,
                   Msg("raised_in.chat_utils"), anywhere=True),
     RaisedInEntry(("detokeniz", "tokenizer", "tokenization_"), Kind.DECODE_ERROR,
                   Msg("raised_in.detokeniz"),

@@ -34,11 +34,9 @@ EXPLAINED_BY_RULES: dict[str, tuple[str, ...]] = {
 }
 # A start-up failure no rule recognised (named by where it was raised or by the phase) in a log that also
 # shows a build that does not fit (a compiled extension missing, an ABI mismatch): the build explains it.
-# A traceback cut before its exception line is named by the phase alone; frames that render the chat template
-# (`chat_template_frame`) in it say where it failed (vLLM #35679: the chat warm-up's render_chat_async).
+# (A traceback under the chat template's frames is named where it was raised: `exceptions.RAISED_IN`.)
 EXPLAINED_WHEN_UNRECOGNISED: dict[str, tuple[str, ...]] = {
-    Kind.STARTUP_FAILURE.value: (Kind.VERSION_MISMATCH.value, Kind.CHAT_TEMPLATE.value),
-    Kind.ENGINE_ERROR.value: (Kind.CHAT_TEMPLATE.value,),
+    Kind.STARTUP_FAILURE.value: (Kind.VERSION_MISMATCH.value,),
 }
 
 

@@ -96,7 +96,10 @@ def test_vllms_render_chat_frames_are_the_chat_template() -> None:
              prefix + '  File "/usr/local/lib/python3.12/dist-packages/vllm/renderers/base.py", line 755, in '
                       'render_chat_async',
              prefix + "    for conv, prompt in await asyncio.gather(*rendered):"]
-    assert classify_lines(lines).kind == "chat_template"
+    report = classify_lines(lines)
+    assert report.kind == "chat_template"
+    # named where it was raised (the renderer's frames in its own stack), not by a frame found elsewhere
+    assert report.root is not None and report.root.basis == "raised_in" and report.root.line == 1
     # a line that names the renderer without a frame of it stays quiet
     assert classify_lines(["INFO 03-01 13:30:12 [serving.py:220] Chat warm-up: render_chat_async took 0.21 s"]
                           ).kind == HEALTHY
