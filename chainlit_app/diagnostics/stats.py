@@ -113,8 +113,11 @@ class StallWatch:
         if gen_tps > 0:
             self._shm_waits = 0
         found = self._kv_cache_full(msg, waiting)
-        if running == 1 and not stopping and one_request_fills_cache(msg) and not self._one_fills_reported:
-            self._one_fills_reported = True  # a single answer that never stops fills the cache: the freeze
+        # a single answer that never stops fills the cache while only decoding: the freeze (a prompt being
+        # prefilled holds its own blocks, and a long one may fill the cache: round 25's forum log was healthy)
+        if running == 1 and prompt_tps == 0 and not stopping and one_request_fills_cache(msg) \
+                and not self._one_fills_reported:
+            self._one_fills_reported = True
             found.append(StallSignal("one_request_fills_kv_cache", Msg("rule.one_request_fills_kv_cache"),
                                      "decisive"))
         engine = int(m.group(1)) if (m := _STAT_ENGINE.search(msg)) else 0
