@@ -1,4 +1,5 @@
-"""Rules for failures while serving: requests, output, connections, stalls (wrappers: `rules_wrappers.py`).
+"""Rules for failures while serving: requests, connections, stalls (output that cannot be read and empty answers:
+`rules_output.py`, in this table's order between them; wrappers: `rules_wrappers.py`).
 
 Data only: see `rules.py` for what the fields mean and how the winner is chosen.
 """
@@ -8,9 +9,10 @@ from __future__ import annotations
 from chainlit_app.i18n import Msg
 
 from .rules import Rule, rule
+from .rules_output import OUTPUT_RULES
 from .taxonomy import Kind
 
-SERVING_RULES: tuple[Rule, ...] = (
+_REQUEST_RULES: tuple[Rule, ...] = (
     # --- request-level errors ---
     rule(
         "model_does_not_exist",
@@ -166,118 +168,9 @@ SERVING_RULES: tuple[Rule, ...] = (
                   '  File "/usr/local/lib/python3.12/dist-packages/vllm/renderers/base.py", line 755, in '
                   'render_chat_async'),
     ),
-    # --- output that cannot be read ---
-    rule(
-        "unicode_decode",
-        Kind.DECODE_ERROR,
-        r"UnicodeDecodeError|codec can't decode byte|invalid continuation byte",
-        hint=Msg("rule.unicode_decode"),
-        examples=(
-            "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xf8 in position 0: invalid start byte",
-        ),
-    ),
-    rule(
-        "detokenizer_invalid_prefix",
-        Kind.DECODE_ERROR,
-        r"Invalid prefix encountered",
-        hint=Msg("rule.detokenizer_invalid_prefix"),
-        examples=("Exception: Invalid prefix encountered while decoding stream. Token ID: 237167",),
-    ),
-    # Any server's detokenizer refusing a sampled id (beyond the tokenizer's vocabulary: a padded embedding
-    # row was sampled): vLLM-compatible servers and routers word it alike.
-    rule(
-        "token_id_not_decodable",
-        Kind.DECODE_ERROR,
-        # (not vLLM's 'Token id N is out of vocabulary': a prompt's ids a client sent, checked before generation)
-        r"unknown token id\b|decoding failed: (?:unknown|invalid) token",
-        hint=Msg("rule.token_id_not_decodable"),
-        examples=("ERROR vllm_server completions.rs:411 completion stream failed error=tokenizer error: decoding "
-                  "failed: unknown token ID: 248257",),
-    ),
-    rule(
-        "detokenizer_reset",
-        Kind.DECODE_ERROR,
-        r"Encountered invalid prefix detokenization error",
-        role="weak",
-        hint=Msg("rule.detokenizer_reset"),
-        examples=(
-            "WARNING Encountered invalid prefix detokenization error for request x, resetting decode stream",
-        ),
-    ),
-    rule(
-        "logged_output_garbled",
-        Kind.DECODE_ERROR,
-        r"Generated (?:response|text)\b.*?(?:\\x(?:0[0-8bcef]|1[0-9a-f]|7f)|\\ufffd|\ufffd)",
-        hint=Msg("rule.logged_output_garbled"),
-        examples=("Generated response chatcmpl-1: output: 'motor\ufffd verbose', finish_reason: length",),
-    ),
-    rule(
-        "degenerate_output",
-        Kind.DECODE_ERROR,
-        r"generated text:? ?'([^\w\s'\"])\1{9,}|output: '([^\w\s'\"])\2{9,}|\"content\": "
-        r"?\"([^\w\s'\"])\3{9,}|"
-        r"text='([^\w\s'\"])\4{9,}",
-        role="weak",
-        hint=Msg("rule.degenerate_output"),
-        examples=("Prompt:  'The capital of France is:',generated text: '!!!!!!!!!!!!!!!!!!'",),
-    ),
-    rule(
-        "replacement_char",
-        Kind.DECODE_ERROR,
-        "\ufffd",
-        role="weak",
-        hint=Msg("rule.replacement_char"),
-        examples=("\u5929\u6c14\ufffd\ufffd\u62a5",),
-    ),
-    # --- empty answers ---
-    rule(
-        "generated_empty",
-        Kind.EMPTY_OUTPUT,
-        r"Generated text: ?(?:''|\"\"|$)|Generated response \S+(?: \(streaming complete\))?: output: (?:''|"
-        r"\"\")|"
-        r"CompletionOutput\(index=\d+, text=''|text='', token_ids=\[|\boutput: '', finish_reason",
-        hint=Msg("rule.generated_empty"),
-        examples=("Prompt: 'What is the capital', Generated text: ''",),
-    ),
-    rule(
-        "response_empty",
-        Kind.EMPTY_OUTPUT,
-        r"\"completion_tokens\":\s*0\b|completion_tokens=0\b|\"text\":\s*\"\"[^{}]*\"tokens\":\s*\[\]|"
-        r"\"message\":\s*\{[^{}]*\"content\":\s*(?:\"\"|"
-        r"null)[^{}]*\}[^{}]{0,300}\"finish_reason\":\s*\"(?:stop|length)\"|"
-        r"\"finish_reason\":\s*\"(?:stop|length)\"[^{}]{0,300}\"message\":\s*\{[^{}]*\"content\":\s*(?:\"\"|"
-        r"null)|"
-        r"finish_reason='(?:stop|length)'[^()]{0,120}message=ChatCompletionMessage\(content=(?:''|None)|"
-        r"ChatCompletionMessage\(content=''|ChatCompletionMessage\(content=None[^()]*tool_calls=(?:None|"
-        r"\[\])",
-        hint=Msg("rule.response_empty"),
-        examples=(
-            '{"choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"stop"}]}',
-        ),
-    ),
-    rule(
-        "empty_stop_string",
-        Kind.EMPTY_OUTPUT,
-        r"\bstop=\[(?:[^\]]*?,\s*)?''\s*[,\]]",
-        role="weak",
-        hint=Msg("rule.empty_stop_string"),
-        examples=("SamplingParams(n=1, stop=['', '<|user|>'], stop_token_ids=[], max_tokens=8140)",),
-    ),
-    rule(
-        "responses_output_empty",
-        Kind.EMPTY_OUTPUT,
-        r"object='response', output=\[\]|\"object\":\s*\"response\".{0,200}\"output\":\s*\[\]",
-        hint=Msg("rule.responses_output_empty"),
-        examples=("Response(id='resp_1', created_at=1.0, error=None, model='m', object='response', output=[], x=1)",),
-    ),
-    rule(
-        "immediate_eos",
-        Kind.EMPTY_OUTPUT,
-        r"immediate EOS|EOS as the (?:very )?first|EOS token as the (?:very )?first",
-        role="weak",
-        hint=Msg("rule.immediate_eos"),
-        examples=("WARNING Model generated immediate EOS token for request x",),
-    ),
+)
+
+_TRANSPORT_AND_STALL_RULES: tuple[Rule, ...] = (
     # --- connection between client and server ---
     rule(
         "connection_refused",
@@ -396,3 +289,5 @@ SERVING_RULES: tuple[Rule, ...] = (
         examples=("asyncio.exceptions.TimeoutError",),
     ),
 )
+
+SERVING_RULES: tuple[Rule, ...] = _REQUEST_RULES + OUTPUT_RULES + _TRANSPORT_AND_STALL_RULES
