@@ -12,7 +12,7 @@ ends in silence:
      start-up failure, after it an engine error.
 
 So `healthy` means that no error line, traceback, fatal signal, 5xx or empty answer was seen.
-`whole_log.py` picks the root cause of a whole log.
+The ladder for tracebacks is `traceback_ladder.py`; `whole_log.py` picks the root cause of a whole log.
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from chainlit_app.i18n import Msg
 
 from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .chains import SEPARATOR, ChainLinks
-from .cut_stacks import cut_in_kernel_launch
-from .error_words import is_fallback, last_reading
+from .error_words import last_reading
 from .events import Body, EventFolder, Traceback
-from .exceptions import SERVING_ONLY, ancestry, error_body, exception_name, lookup, owner_of, raised_in
+from .exceptions import error_body, lookup
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
 from .inventory_lines import InventoryBlock
@@ -37,7 +36,6 @@ from .phases import (
     PhaseTracker,
     logger_shows_serving,
     stack_shows_serving,
-    stack_shows_starting,
     words_show_serving,
 )
 from .ports import PortWatch
@@ -49,6 +47,7 @@ from .rule_tables import RULES
 from .rules import ALL_PHASES, Context, most_specific
 from .stats import StallWatch
 from .taxonomy import KINDS, Kind
+from .traceback_ladder import TracebackLadder
 
 # Cheap first looks before the full patterns (most lines are neither).
 _MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)|\s*(?:Value error|Assertion failed), ")
@@ -58,7 +57,7 @@ _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|cor
 _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
 
 
-class LineClassifier(PrintedOutput, RequestLines):
+class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
     """Stateful, streaming line classifier: `feed` each line once, in order, with its 1-based number."""
 
     def __init__(self, secrets: SecretSource = ()) -> None:
@@ -204,53 +203,6 @@ class LineClassifier(PrintedOutput, RequestLines):
             return self._plain_line(msg, lineno, text)
         return self._tagged_print(text, lineno) if not parsed.level else []
 
-    def _on_traceback(self, tb: Traceback, parsed: ParsedLine, text: str, replaced: bool) -> list[Finding]:
-        """The exception line that ends a traceback: rule, exception type, raised in, phase."""
-        if tb.dump or (tb.native and self._fatal_seen):
-            return []  # the frames of a fatal signal, already named at the signal
-        named_before = tb.process in self._named_in_traceback
-        self._named_in_traceback.discard(tb.process)
-        pointed_from = self._last_traceback
-        self._last_traceback = tb.line
-        phase = self._traceback_phase(tb)
-        context = Context(phase, exception_type=tb.exception_type, raised_in=tb.raised_in, level=parsed.level)
-        found = self._match(parsed.message, text, tb.line, context, parsed, replaced, pointed_from)
-        if (found and found[0].role != "weak") or named_before or phase == Phase.STOPPING:
-            return self._chains.link(tb.process, found)
-        # a symptom pattern (weak) on the exception line yields to what the exception's type or place says
-        found = self._chains.link(tb.process, self._ladder(tb, text, phase, found, pointed_from))
-        if found and is_fallback(found[0].rule) and self._named_messages.get(tb.process) == tb.first_line - 1:
-            return []  # `logger.exception(message)`: the message right above named it; its stack adds nothing
-        if not self._phases.seen_marker and found and found[0].basis in ("exception_type", "raised_in") \
-                and len(self._tb_guesses) < 20:
-            self._tb_guesses.append((found[0], tb, text))  # named in a phase the excerpt had not shown yet
-        return found
-
-    def _ladder(self, tb: Traceback, text: str, phase: Phase, symptom: list[Finding], pointed_from: int
-                ) -> list[Finding]:
-        """Exception type, then where it was raised, then the weak symptom, then the phase."""
-        entry = lookup(ancestry(tb.exception_type), tb.message, phase) if tb.exception_type else None
-        if entry is None and tb.mentions and not tb.exception_type:
-            entry = lookup(list(reversed(tb.mentions)), tb.message, phase)
-        if entry is not None and (entry.wrapper and symptom):
-            return symptom
-        if entry is not None:
-            role = "wrapper" if entry.wrapper else "weak" if entry.symptom else "decisive"
-            finding = self._finding(entry.kind, tb.line, text, entry.hint, f"exc_{exception_name(tb.exception_type)}",
-                                    role, "exception_type")
-            finding.points_to = pointed_from if entry.wrapper else 0
-            return [finding]
-        where = raised_in(tb.raised_in or owner_of(tb.message), tb.stack, phase)
-        if where is not None:
-            hint = Msg("hint.raised_in", hint=where.hint, where=tb.raised_in or owner_of(tb.message))
-            return [self._finding(where.kind, tb.line, text, hint, f"raised_in_{where.kind.value}",
-                                  "weak" if where.symptom else "decisive", "raised_in")]
-        if symptom:
-            return symptom
-        what = Msg("what.unrecognised", exception=exception_name(tb.exception_type)) if tb.exception_type else \
-            Msg("what.no_exception_line")
-        return self._phase_default(tb.line, text, what, "fallback", phase)
-
     def _on_body(self, body: Body, parsed: ParsedLine) -> list[Finding]:
         """A completed JSON body: an answer is judged as an answer (the words it quotes decide nothing);
         anything else (error bodies, text that was not JSON after all) goes through the rules line by line."""
@@ -355,30 +307,6 @@ class LineClassifier(PrintedOutput, RequestLines):
     def _guess(self, finding: Finding) -> None:
         if len(self._phase_guesses) < 50:
             self._phase_guesses.append(finding)
-
-    def _settle_fatal(self, stack: Traceback) -> None:
-        """A fatal signal named without a phase marker was read as a crash while serving; the stack
-        printed with it (faulthandler's dump, torch's native frames) says when it happened."""
-        guesses, self._fatal_guesses = self._fatal_guesses, []
-        if not (stack.dump or stack.native) or not stack_shows_starting(stack.functions):
-            return
-        for finding in guesses:
-            finding.kind = Kind.STARTUP_FAILURE.value
-            finding.rule = f"phase_{Kind.STARTUP_FAILURE.value}"
-            finding.hint = Msg("hint.phase_startup_failure", what=Msg("what.fatal_signal_loading"))
-
-    def _traceback_phase(self, tb: Traceback) -> Phase:
-        """The log's phase; when the excerpt has no markers, what the traceback's stack shows."""
-        if self._phases.seen_marker:
-            return self.phase
-        if stack_shows_serving(tb.functions[-12:]) or SERVING_ONLY.intersection(ancestry(tb.exception_type)):
-            self._phases.enter(Phase.SERVING)
-            return Phase.SERVING
-        if tb.native or cut_in_kernel_launch(tb):  # native code (kernels, NCCL) runs once the model is loaded
-            return Phase.SERVING
-        if not stack_shows_starting(tb.functions) and words_show_serving(tb.message):
-            return Phase.SERVING
-        return Phase.BOOT
 
     def _on_new_life(self) -> None:
         self._chat_ok = 0
