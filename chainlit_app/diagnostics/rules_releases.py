@@ -97,6 +97,37 @@ RELEASE_RULES: tuple[Rule, ...] = (
             # vLLM #23955 (MiniCPM-V 4.5 on a nightly built before its support)
             "ERROR 08-29 13:40:25 [multiproc_executor.py:559] ValueError: Currently, MiniCPMV only supports "
             "versions 2.0, 2.5, 2.6, 4.0. Got version: (4, 5)",
+            # MiniCPM-V-CookBook #7 (MiniCPM-V 4 on a release that printed no version)
+            "ValueError: Currently, MiniCPMV only supports versions 2.0, 2.5, and 2.6",
+        ),
+    ),
+    # argparse refusing a parser name: each release adds tool-call and reasoning parsers per model family, and the
+    # name comes from the model's instructions, so a name this vLLM lacks is one a later release added (GLM-4.5's
+    # `glm45` on vLLM 0.10.0, added in 0.10.1). Other choice lists (load formats, dtypes) stay `bad_argument`.
+    rule(
+        "parser_of_a_later_release",
+        Kind.VERSION_MISMATCH,
+        r"error: argument --(?:tool-call|reasoning)-parser: invalid choice:",
+        hint=Msg("rule.parser_of_a_later_release"),
+        examples=(
+            # zai-org/GLM-4.5 #54 (vLLM 0.10.0)
+            "vllm serve: error: argument --tool-call-parser: invalid choice: 'glm45' (choose from 'deepseek_v3', "
+            "'glm4_moe', 'granite-20b-fc', 'granite', 'hermes')",
+        ),
+    ),
+    # torch.fx refusing to remove a node other nodes still use: a compile pass rewriting the model's graph met a
+    # graph it was not written for (a torch other than the one this vLLM pins, or model code another library
+    # patched: unsloth on vLLM 0.19, fixed by 0.18 or by --enforce-eager). Only vLLM's compilation rewrites graphs.
+    rule(
+        "compile_pass_breaks_graph",
+        Kind.VERSION_MISMATCH,
+        r"Tried to erase Node \S+ but it still had \d+ users in the graph",
+        case=True,
+        hint=Msg("rule.compile_pass_breaks_graph"),
+        examples=(
+            # unslothai/unsloth #4841 (vLLM 0.19 with fast_inference)
+            "RuntimeError: Tried to erase Node size_1 but it still had 2 users in the graph: {getitem_3: None, "
+            "getitem_4: None}!",
         ),
     ),
     # vLLM's Transformers backend (the fallback for a model it has no implementation of) refusing a feature it
