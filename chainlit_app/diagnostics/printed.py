@@ -17,6 +17,7 @@ from .answer_reprs import read_printed_answer
 from .answers import StreamAssembler, is_garbled, judge_answer
 from .byte_pieces import RULE_ID as BYTE_PIECES
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
+from .classifier_part import ClassifierPart
 from .detok_shortfall import MECHANISM_ID as TEXT_SHORTER
 from .detok_shortfall import text_shorter_than_tokens
 from .empty_chunks import RULE_ID as EMPTY_CHUNKS
@@ -92,7 +93,7 @@ class PrintedCycle:
         return False
 
 
-class PrintedOutput:
+class PrintedOutput(ClassifierPart):
     """Reading printed answers; the classifier provides `_finding` and this state."""
 
     _plain: Counter[str]
@@ -105,10 +106,6 @@ class PrintedOutput:
     _gauges: dict[str, float]
     _gauge_reported: bool
     _streams: StreamAssembler
-
-    def _finding(self, kind: Kind | str, lineno: int, text: str, hint: str, rule: str, role: str,
-                 basis: str = "rule") -> Finding:
-        raise NotImplementedError
 
     def _on_echo(self, msg: str, lineno: int, text: str) -> list[Finding]:
         """An echo of a request or an answer: the words it quotes are never matched against the error

@@ -9,31 +9,23 @@ from __future__ import annotations
 
 from chainlit_app.i18n import Msg
 
+from .classifier_part import ClassifierPart
 from .events import Access, EventFolder
 from .findings import Finding
 from .lineformat import parse_line
-from .phases import Phase, PhaseTracker
+from .phases import Phase
 from .taxonomy import Kind
 
 _MASS_ABORTS = 8
 
 
-class RequestLines:
+class RequestLines(ClassifierPart):
     """Reading access and request lines; the classifier provides `_finding`, `phase` and this state."""
 
-    _phases: PhaseTracker
     _folder: EventFolder
     _chat_ok: int
     _aborts: int
     _abort_second: str
-
-    @property
-    def phase(self) -> Phase:
-        return self._phases.phase
-
-    def _finding(self, kind: Kind | str, lineno: int, text: str, hint: str, rule: str, role: str,
-                 basis: str = "rule") -> Finding:
-        raise NotImplementedError
 
     def _on_access(self, access: Access, text: str) -> list[Finding] | None:
         """Count successful chats and read meaning into bare 400 responses, which vLLM logs without the

@@ -8,21 +8,21 @@ from __future__ import annotations
 from chainlit_app.i18n import Msg
 
 from .chains import ChainLinks
+from .classifier_part import ClassifierPart
 from .cut_stacks import cut_in_kernel_launch
 from .error_words import is_fallback
 from .events import Traceback
 from .exceptions import SERVING_ONLY, ancestry, exception_name, lookup, owner_of, raised_in
 from .findings import Finding
 from .lineformat import ParsedLine
-from .phases import Phase, PhaseTracker, stack_shows_serving, stack_shows_starting, words_show_serving
+from .phases import Phase, stack_shows_serving, stack_shows_starting, words_show_serving
 from .rules import Context
 from .taxonomy import Kind
 
 
-class TracebackLadder:
+class TracebackLadder(ClassifierPart):
     """Naming tracebacks; the classifier provides `_finding`, `_match`, `_phase_default`, `phase` and this state."""
 
-    _phases: PhaseTracker
     _chains: ChainLinks
     _fatal_seen: bool
     _last_traceback: int
@@ -30,14 +30,6 @@ class TracebackLadder:
     _named_messages: dict[str, int]
     _tb_guesses: list[tuple[Finding, Traceback, str]]
     _fatal_guesses: list[Finding]
-
-    @property
-    def phase(self) -> Phase:
-        return self._phases.phase
-
-    def _finding(self, kind: Kind | str, lineno: int, text: str, hint: str, rule: str, role: str,
-                 basis: str = "rule") -> Finding:
-        raise NotImplementedError
 
     def _match(self, msg: str, text: str, lineno: int, context: Context, parsed: ParsedLine, replaced: bool,
                pointed_from: int = 0) -> list[Finding]:
