@@ -14,7 +14,7 @@ from .known_architectures import KNOWN_ARCHITECTURES
 from .newer_than_installed import MECHANISM_ID as MODEL_VERSION_ABOVE
 from .newer_than_installed import PATTERN as MODEL_VERSION_REFUSAL
 from .newer_than_installed import version_above_supported
-from .rules import Rule, rule
+from .rules import STARTING, Rule, rule
 from .taxonomy import Kind
 from .version_bound_flags import MECHANISM_ID as FLAG_OF_ANOTHER_RELEASE
 from .version_bound_flags import refuses_flag_of_another_release
@@ -99,6 +99,22 @@ RELEASE_RULES: tuple[Rule, ...] = (
             "versions 2.0, 2.5, 2.6, 4.0. Got version: (4, 5)",
             # MiniCPM-V-CookBook #7 (MiniCPM-V 4 on a release that printed no version)
             "ValueError: Currently, MiniCPMV only supports versions 2.0, 2.5, and 2.6",
+        ),
+    ),
+    # pydantic refusing a field vLLM's configuration does not have (`extra_forbidden`) while the engine starts: the
+    # config was written for another release (llm-compressor 0.9's `scale_dtype` / `zp_dtype` in a checkpoint's
+    # quantization config, refused by vLLM 0.13's VllmConfig), or the field is misspelt; the line names the field.
+    # Requests refused for an extra field while serving are not this.
+    rule(
+        "config_field_of_another_release",
+        Kind.VERSION_MISMATCH,
+        # pydantic's printed error: the field, then the message (on one line or the next); not a JSON error body
+        r"^\s*(?:[\w.]+\s+)?Extra inputs are not permitted\b",
+        phases=STARTING,
+        hint=Msg("rule.config_field_of_another_release"),
+        examples=(
+            # vllm-project/llm-compressor #2234 (a checkpoint made with llm-compressor 0.9.0 on vLLM 0.13.0)
+            "scale_dtype  Extra inputs are not permitted",
         ),
     ),
     # argparse refusing a parser name: each release adds tool-call and reasoning parsers per model family, and the

@@ -176,6 +176,8 @@ _TRANSPORT_AND_STALL_RULES: tuple[Rule, ...] = (
         "connection_refused",
         Kind.CONNECTION,
         r"Connection refused|ConnectionRefusedError|\[Errno 111\]|ECONNREFUSED|\bConnectError\b|APIConnectionError|"
+        # errno 111 (ECONNREFUSED) by number: Envoy's 'transport failure reason: delayed connect error: 111'
+        r"\bconnect(?:ion)? error:? 111\b|\berrno[ =:]+111\b|"
         r"Connection error\b|Failed to establish a new connection|Max retries exceeded with url|"
         r"Name or service not known|Temporary failure in name resolution|nodename nor servname|getaddrinfo failed|"
         # Go's resolver: 'dial tcp: lookup host.docker.internal on 127.0.0.11:53: no such host'
@@ -192,6 +194,9 @@ _TRANSPORT_AND_STALL_RULES: tuple[Rule, ...] = (
             # curl 8, quoted in a public run record
             "curl: (7) Failed to connect to localhost port 8888 after 0 ms: Couldn't connect to server",
             "Couldn't connect to Ollama at http://127.0.0.1:11434",  # Open WebUI's words (openui #215)
+            # AIBrix #1111: the gateway's Envoy dialling a port the pod does not listen on
+            '{"error":{"code":503,"message":"upstream connect error or disconnect/reset before headers. reset reason: '
+            'remote connection failure, transport failure reason: delayed connect error: 111. "}}',
             # genai-stack #76: a container resolving a host name only Docker Desktop provides
             'Error: Head "http://host.docker.internal:11434/": dial tcp: lookup host.docker.internal on '
             "127.0.0.11:53: no such host",

@@ -118,6 +118,11 @@ HOLDOUT_UNLEARNT_MISSES = {
     "a warning ends the same way, and the last line announces no step known to hang; the only odd figure is "
     "n=100 among the arguments, a sampling choice that makes a run long, not a fault a log line shows; that the "
     "warm-up never finished is in the thread's words",
+    "round27d_skyrl1680_moe_weight_sync_corrupts_rollouts_gibberish.log": "a reproducer's printout, not a log: "
+    "labelled answers in Python's repr with the maintainer's own elisions (`' ... v\\t\\t… \" \" \" sie sie du'`), "
+    "and only the script's `-> CORRUPTED` marks say which are wrong; one of the two models gives a wrong answer in "
+    "fluent text, which no reading of the text can call garbled; a rule on a script's own words would be learnt "
+    "from one line",
 }
 # Dev logs whose label and the documented reading overlap: the second kind is accepted beside the label, for
 # the reason given (the collector's label stays as it was scored).
