@@ -178,15 +178,18 @@ class RaisedInEntry:
 
 RAISED_IN: tuple[RaisedInEntry, ...] = (
     # First: the tokenizer's own code renders templates, so a failure under apply_chat_template is the
-    # template's, wherever it was raised; vLLM's renderers (0.16 on) render a conversation in render_chat(_async)
-    # (vLLM #35679: the chat warm-up's traceback, cut before its exception line).
-    RaisedInEntry(("chat_utils", "chat_template", " render_chat"), Kind.CHAT_TEMPLATE,
+    # template's, wherever it was raised.
+    RaisedInEntry(("chat_utils", "chat_template"), Kind.CHAT_TEMPLATE,
                   Msg("raised_in.chat_utils"), anywhere=True),
     RaisedInEntry(("detokeniz", "tokenizer", "tokenization_"), Kind.DECODE_ERROR,
                   Msg("raised_in.detokeniz"),
                   _SERVING),
     RaisedInEntry(("tokenizer", "tokenization_"), Kind.STARTUP_FAILURE,
                   Msg("raised_in.tokenizer"), _STARTING),
+    # vLLM's renderers (0.16 on) render a conversation in render_chat(_async), and may tokenize there too: only
+    # when it is the innermost frame (after the tokenizer's entries), as in vLLM #35679's chat warm-up traceback,
+    # cut before its exception line.
+    RaisedInEntry((" render_chat",), Kind.CHAT_TEMPLATE, Msg("raised_in.chat_utils")),
     RaisedInEntry(("model_loader", "weight_utils", "model_executor/models/", "modeling_", "configuration_",
                    "config.py", "configs/", "arg_utils", "transformers_utils"), Kind.STARTUP_FAILURE,
                   Msg("raised_in.model_loader"), _STARTING),

@@ -100,6 +100,10 @@ def test_vllms_render_chat_frames_are_the_chat_template() -> None:
     assert report.kind == "chat_template"
     # named where it was raised (the renderer's frames in its own stack), not by a frame found elsewhere
     assert report.root is not None and report.root.basis == "raised_in" and report.root.line == 1
+    # the renderer on the stack of an error the tokenizer raised under it while serving: the tokenizer's, as before
+    tokenizer = [*lines[:6], prefix + '  File "/x/transformers/tokenization_utils_base.py", line 3000, in encode',
+                 prefix + "SomeOddError: token id out of range"]
+    assert classify_lines(["INFO:     Application startup complete.", *tokenizer]).kind == "decode_error"
     # a line that names the renderer without a frame of it stays quiet
     assert classify_lines(["INFO 03-01 13:30:12 [serving.py:220] Chat warm-up: render_chat_async took 0.21 s"]
                           ).kind == HEALTHY
