@@ -10,15 +10,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from os import PathLike
 
+from .answer_fields import ONE_TOKEN_ID as PRINTED_ONE_TOKEN
+from .answer_fields import RULE_ID as PRINTED_ANSWER_FIELDS
 from .answer_fields import AnswerFieldsWatch
 from .classifier import LineClassifier
 from .findings import ROLE_RANK, Finding, Report
 from .redact import secrets_of
+from .sse_undecoded import RULE_ID as SSE_LINE_PARSED_AS_JSON
 from .sse_undecoded import SseUndecodedWatch
 from .taxonomy import HEALTHY, Kind
-from .unfinished_start import StartWatch
+from .unfinished_start import STEPS, StartWatch
 
 MAX_LINE_BYTES = 64 * 1024
+# What only the watches of a whole log name (an unfinished start, a client's SSE line parsed as JSON, an answer
+# printed as fields): the live path, which feeds `LineClassifier` alone, never names these. Kept beside the watches
+# `_classify` runs, so that a new watch is added to both at once.
+WHOLE_LOG_ONLY_RULES: frozenset[str] = frozenset(
+    {step.id for step in STEPS} | {SSE_LINE_PARSED_AS_JSON, PRINTED_ANSWER_FIELDS, PRINTED_ONE_TOKEN})
 # A symptom whose cause the same log names: vLLM answers a prompt longer than the context with an empty
 # output (finish_reason 'length') and a warning; the warning, wherever it stands, is the root cause.
 EXPLAINED_BY: dict[str, tuple[str, ...]] = {

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from chainlit_app.diagnostics import HEALTHY, LineClassifier, classify_file, classify_lines, redact
-from chainlit_app.diagnostics.answer_fields import ONE_TOKEN_ID as PRINTED_ONE_TOKEN
-from chainlit_app.diagnostics.answer_fields import RULE_ID as PRINTED_ANSWER_FIELDS
-from chainlit_app.diagnostics.sse_undecoded import RULE_ID as SSE_LINE_PARSED_AS_JSON
-from chainlit_app.diagnostics.unfinished_start import STEPS
-from chainlit_app.diagnostics.whole_log import EXPLAINED_BY, EXPLAINED_BY_RULES, EXPLAINED_WHEN_UNRECOGNISED
+from chainlit_app.diagnostics.whole_log import (
+    EXPLAINED_BY,
+    EXPLAINED_BY_RULES,
+    EXPLAINED_WHEN_UNRECOGNISED,
+    WHOLE_LOG_ONLY_RULES,
+)
 from tests.classifier_lines import OOM
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev"
@@ -40,11 +41,8 @@ def test_streaming_feed_equals_batch_classification(path: Path) -> None:
         streamed.extend(classifier.feed(line, number))
     streamed.extend(classifier.finish())
     batch = classify_file(path)
-    # an unfinished start, a client's SSE line parsed as JSON and an answer printed as fields are read on a whole
-    # file only (unfinished_start.py, whole_log.py's SseUndecodedWatch and AnswerFieldsWatch): the live path never
-    # names them
-    file_level = {step.id for step in STEPS} | {SSE_LINE_PARSED_AS_JSON, PRINTED_ANSWER_FIELDS, PRINTED_ONE_TOKEN}
-    batch_keys = {(f.kind, f.line, f.rule) for f in batch.findings if f.rule not in file_level}
+    # what only a whole log's watches name (whole_log.py): the live path never names it
+    batch_keys = {(f.kind, f.line, f.rule) for f in batch.findings if f.rule not in WHOLE_LOG_ONLY_RULES}
     assert batch_keys <= {(f.kind, f.line, f.rule) for f in streamed}
     first_decisive = next((f for f in streamed if f.role == "decisive"), None)
     if first_decisive is not None:
