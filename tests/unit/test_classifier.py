@@ -52,6 +52,7 @@ def test_rule_examples_match_their_rule_and_pass_the_prefilter(rule: Rule) -> No
     for example in rule.examples:
         message = parse_line(example).message
         assert rule.pattern.search(message), example
+        assert rule.check is None or rule.check(message), example  # what the pattern cannot say holds too
         assert interesting(example.lower()), example
         matched = most_specific(RULES, message, context)
         assert matched is not None and matched.kind == rule.kind, (example, matched and matched.id)

@@ -9,21 +9,11 @@ one it got (releases before 0.10 printed no version).
 from __future__ import annotations
 
 from chainlit_app.diagnostics import HEALTHY, classify_lines
-from chainlit_app.diagnostics.rule_tables import RULES_BY_ID
 
 
 def _root(lines: list[str]) -> tuple[str, str]:
     report = classify_lines(lines)
     return report.kind, report.root.rule if report.root else ""
-
-
-def test_every_round26_rule_matches_its_examples() -> None:
-    for rule_id in ("parser_of_a_later_release", "compile_pass_breaks_graph", "model_version_above_supported"):
-        rule = RULES_BY_ID[rule_id]
-        assert rule.examples
-        for example in rule.examples:
-            assert rule.pattern.search(example), (rule_id, example)
-            assert rule.check is None or rule.check(example), (rule_id, example)
 
 
 def test_a_parser_name_this_release_lacks_is_a_later_release() -> None:

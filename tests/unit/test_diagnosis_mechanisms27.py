@@ -16,13 +16,6 @@ def _root(lines: list[str]) -> tuple[str, str]:
     return report.kind, report.root.rule if report.root else ""
 
 
-def test_every_round27_rule_matches_its_examples() -> None:
-    for rule_id in ("connection_refused", "config_field_of_another_release"):
-        rule = RULES_BY_ID[rule_id]
-        for example in rule.examples:
-            assert rule.pattern.search(example), (rule_id, example)
-
-
 def test_a_refused_connection_given_by_its_errno_is_connection() -> None:
     # vllm-project/aibrix #1111: the gateway sent the request to port 8000, the pod listened on 8080
     lines = ['{"error":{"code":500,"message":"invalid character \'u\' looking for beginning of value"}}',
