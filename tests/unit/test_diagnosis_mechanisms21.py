@@ -23,15 +23,6 @@ def _rules(lines: list[str]) -> list[str]:
     return [finding.rule for finding in classify_lines(lines).findings]
 
 
-def test_every_round21_rule_matches_its_examples() -> None:
-    for rule_id in ("client_words_for_empty_answer", "error_names_missing_api_key",
-                    "hf_config_class_of_another_release", "tokenizer_attribute_removed_in_transformers5"):
-        rule = RULES_BY_ID[rule_id]
-        assert rule.examples
-        for example in rule.examples:
-            assert rule.pattern.search(example), (rule_id, example)
-
-
 def test_server_error_naming_a_missing_api_key_is_auth() -> None:
     report = classify_lines(['ai-api  | 8:40AM ERR Server error error="missing or malformed API Key" ip=127.0.0.1 '
                              'latency="364.984µs" method=GET status=500 url=/readyz'])  # LocalAI #3655

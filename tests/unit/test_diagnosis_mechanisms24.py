@@ -10,24 +10,11 @@ from __future__ import annotations
 
 from chainlit_app.diagnostics import HEALTHY, classify_lines
 from chainlit_app.diagnostics.inventory_lines import InventoryBlock
-from chainlit_app.diagnostics.rule_tables import RULES_BY_ID
-from chainlit_app.diagnostics.unfinished_start import STEPS, step_of
 
 
 def _root(lines: list[str]) -> tuple[str, str]:
     report = classify_lines(lines)
     return report.kind, report.root.rule if report.root else ""
-
-
-def test_every_round24_rule_and_step_matches_its_examples() -> None:
-    for rule_id in ("c10d_store_unreachable_at_start", "c10d_store_unreachable"):
-        rule = RULES_BY_ID[rule_id]
-        assert rule.examples
-        for example in rule.examples:
-            assert rule.pattern.search(example), (rule_id, example)
-    step = next(s for s in STEPS if s.id == "start_ends_nccl_comm_ready")
-    for example in step.examples:
-        assert step_of(example) is step, example
 
 
 # GLM-4 #677: GLM-4's own start script, vLLM's AsyncLLMEngine in a container whose IP was misconfigured
