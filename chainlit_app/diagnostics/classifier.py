@@ -49,8 +49,10 @@ from .stats import StallWatch
 from .taxonomy import KINDS, Kind
 from .traceback_ladder import TracebackLadder
 
-# Cheap first looks before the full patterns (most lines are neither).
-_MAY_BE_EXCEPTION = re.compile(r"[\w.]*[A-Z]\w*(?::|$)|\s*(?:Value error|Assertion failed), ")
+# Cheap first looks before the full patterns (most lines are neither). An exception line may come indented: a
+# poster quoting a line under a command (vllm-gaudi #1407), a logger indenting a relayed error.
+_MAY_BE_EXCEPTION = re.compile(r"\s*(?:[\w.]*[A-Z]\w*(?::|$)|(?:Value error|Assertion failed), |"
+                                r"(?i:dimension|index|the|mat1|expected) )")  # torch's untyped messages
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
                            r"terminate called|panicked|signal|exitcode=-|died with|died or was killed|terminated by")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
@@ -175,6 +177,8 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         if not self._phases.seen_marker and logger_shows_serving(parsed.logger):
             self._phases.enter(Phase.SERVING)
         bare = self._folder.bare_exception(parsed, lineno) if _MAY_BE_EXCEPTION.match(msg) else None
+        if bare is None and ", line " in msg:
+            bare = self._folder.flattened_traceback(parsed, lineno)
         bare = None if bare is None or is_harmless(parsed) else bare
         if bare is not None:
             return self._on_traceback(bare, parsed, text, replaced)

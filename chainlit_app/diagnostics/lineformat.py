@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\^\[\[[0-9;]*m|\r|"
+                   # colour codes whose ESC byte a page or an editor turned into U+FFFD: "\ufffd[1;36m(VllmWorker
+                   # rank=3 pid=4867)\ufffd[0;0m" (vLLM #21713): the terminal's, not a garbled answer's
+                   r"\ufffd\[[0-9;]*m|"
                    # colour codes whose ESC a copy from a terminal dropped: "[1;36m(EngineCore_0 pid=399)[0;0m"
                    r"\[(?:[0-9]{1,3};)*[0-9]{1,3}m(?=[\w(\[\s]|$)")
 _LEVEL_NAMES = {

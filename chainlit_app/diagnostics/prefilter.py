@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from .events import UNTYPED_TORCH_MESSAGES
 from .rule_tables import RULES
 
 # Per-request bookkeeping lines: the bulk of a busy log. "received request" lines may quote the user's
@@ -78,7 +79,8 @@ def _minimal(needles: set[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
-PREFILTER_NEEDLES = _minimal({n for r in RULES for n in r.needles} | set(_EXTRA_NEEDLES))
+PREFILTER_NEEDLES = _minimal({n for r in RULES for n in r.needles} | set(_EXTRA_NEEDLES)
+                             | {words for words, _type in UNTYPED_TORCH_MESSAGES})
 
 # Faster form of the same test: a needle that holds a whole word inside it (e.g. "already" in
 # "address already in use") occurs only in lines that contain that word as a token, and one set

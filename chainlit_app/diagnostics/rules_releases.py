@@ -61,13 +61,58 @@ RELEASE_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"'(?:AsyncLLM|AsyncLLMEngine|LLMEngine|LLM|EngineClient|MQLLMEngineClient|AsyncMPClient|SyncMPClient|"
         r"EngineCoreClient|SamplingParams|RequestOutput|CompletionOutput|ModelConfig|VllmConfig|EngineArgs|"
-        r"AsyncEngineArgs)' object has no attribute '\w+'",
+        # the tokenizer wrappers and the scheduler's output that guided decoding and KV connectors read
+        r"AsyncEngineArgs|TokenizerGroup|BaseTokenizerGroup|RayTokenizerGroupPool|SchedulerOutput|"
+        r"CachedRequestData|NewRequestData)' object has no attribute '\w+'",
         exception_types=("AttributeError",),
         case=True,
         hint=Msg("exception.TypeError.version_mismatch"),
         examples=(
             # FastChat #3704 (FastChat's vllm_worker on vLLM 0.8's V1 engine)
             "2025-03-24 22:04:27 | ERROR | stderr | AttributeError: 'AsyncLLM' object has no attribute 'engine'",
+            # dottxt-ai/outlines #576 (outlines.serve on vLLM built from main)
+            "AttributeError: 'TokenizerGroup' object has no attribute 'get_vocab'",
+        ),
+    ),
+    # A model's own tokenizer code (trust_remote_code) written for transformers < 4.34: newer transformers read
+    # the vocabulary inside the base class's __init__, before that code has set its SentencePiece model (or
+    # ChatGLM's inner tokenizer), so the attribute is missing however the model is served.
+    rule(
+        "remote_tokenizer_older_than_transformers",
+        Kind.VERSION_MISMATCH,
+        r"'\w*Tokenizer' object has no attribute 'sp_model'|'ChatGLMTokenizer' object has no attribute 'tokenizer'",
+        exception_types=("AttributeError",),
+        case=True,
+        hint=Msg("rule.remote_tokenizer_older_than_transformers"),
+        examples=(
+            # baichuan-inc/Baichuan2 #204
+            "AttributeError: 'BaichuanTokenizer' object has no attribute 'sp_model'",
+        ),
+    ),
+    # transformers' own attribute errors (classes named `…AttributeError` in its modules) refuse the way a caller
+    # reads its objects: the caller (vLLM reading a config) was written for another transformers release
+    rule(
+        "transformers_refuses_attribute",
+        Kind.VERSION_MISMATCH,
+        r"^\s*transformers\.[\w.]+AttributeError\b",
+        case=True,
+        hint=Msg("exception.TypeError.version_mismatch"),
+        examples=(
+            # vLLM #51744 (vLLM 0.27.0 with transformers 5.15.0, Gemma 4)
+            "transformers.integrations.heterogeneity.configuration_utils.AmbiguousGlobalPerLayerAttributeError:",
+        ),
+    ),
+    # A program that loads vLLM as a library (Dynamo's engine, a worker) failing to import it at all: the
+    # packages installed beside it do not fit it (two vLLM builds in one environment, another torch)
+    rule(
+        "vllm_import_fails",
+        Kind.VERSION_MISMATCH,
+        r"\b(?:failed to|could not|cannot|unable to) import (?:the )?(?:python )?['\"]?vllm['\"]? (?:module|package)\b",
+        hint=Msg("rule.vllm_import_fails"),
+        examples=(
+            # ai-dynamo/dynamo #441 (ai_dynamo_vllm 0.7.2 and vllm 0.7.3 both installed)
+            "Error: task 20 panicked with message \"Failed to import python 'vllm' module. Are we running in the "
+            "correct venv? AttributeError: class must define a '_type_' attribute\"",
         ),
     ),
     # argparse refusing a flag that some vLLM release (or a plugin of it) accepts: the command was written for
@@ -120,15 +165,19 @@ RELEASE_RULES: tuple[Rule, ...] = (
     # argparse refusing a parser name: each release adds tool-call and reasoning parsers per model family, and the
     # name comes from the model's instructions, so a name this vLLM lacks is one a later release added (GLM-4.5's
     # `glm45` on vLLM 0.10.0, added in 0.10.1). Other choice lists (load formats, dtypes) stay `bad_argument`.
+    # Releases that check the name themselves say it in their own words, as a KeyError ("chose" in 0.9.2).
     rule(
         "parser_of_a_later_release",
         Kind.VERSION_MISMATCH,
-        r"error: argument --(?:tool-call|reasoning)-parser: invalid choice:",
+        r"error: argument --(?:tool-call|reasoning)-parser: invalid choice:|"
+        r"\binvalid (?:tool call|reasoning) parser: \S+ \(choo?se from\b",
         hint=Msg("rule.parser_of_a_later_release"),
         examples=(
             # zai-org/GLM-4.5 #54 (vLLM 0.10.0)
             "vllm serve: error: argument --tool-call-parser: invalid choice: 'glm45' (choose from 'deepseek_v3', "
             "'glm4_moe', 'granite-20b-fc', 'granite', 'hermes')",
+            # MoonshotAI/Kimi-K2 #19 (vLLM 0.9.2; kimi_k2 came in the next release)
+            "KeyError: 'invalid tool call parser: kimi_k2 (chose from { deepseek_v3,granite-20b-fc,granite,hermes })'",
         ),
     ),
     # torch.fx refusing to remove a node other nodes still use: a compile pass rewriting the model's graph met a

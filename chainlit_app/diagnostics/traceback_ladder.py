@@ -16,8 +16,11 @@ from .exceptions import SERVING_ONLY, ancestry, exception_name, lookup, owner_of
 from .findings import Finding
 from .lineformat import ParsedLine
 from .phases import Phase, stack_shows_serving, stack_shows_starting, words_show_serving
+from .plugin_frames import plugin_called_by_vllm
 from .rules import Context
 from .taxonomy import Kind
+
+PLUGIN_RULE = "raised_in_plugin_of_another_release"
 
 
 class TracebackLadder(ClassifierPart):
@@ -75,6 +78,11 @@ class TracebackLadder(ClassifierPart):
                                     role, "exception_type")
             finding.points_to = pointed_from if entry.wrapper else 0
             return [finding]
+        plugin = plugin_called_by_vllm(tb.frames) if exception_name(tb.exception_type) == "AttributeError" else ""
+        if plugin:  # a plugin's code reading vLLM's objects as another release had them
+            return [self._finding(Kind.VERSION_MISMATCH, tb.line, text,
+                                  Msg("hint.plugin_of_another_release", where=plugin), PLUGIN_RULE, "decisive",
+                                  "raised_in")]
         where = raised_in(tb.raised_in or owner_of(tb.message), tb.stack, phase)
         if where is not None:
             hint = Msg("hint.raised_in", hint=where.hint, where=tb.raised_in or owner_of(tb.message))
