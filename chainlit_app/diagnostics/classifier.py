@@ -54,7 +54,7 @@ from .traceback_ladder import TracebackLadder
 _MAY_BE_EXCEPTION = re.compile(r"\s*(?:[\w.]*[A-Z]\w*(?::|$)|(?:Value error|Assertion failed), |"
                                 r"(?i:dimension|index|the|mat1|expected) )")  # torch's untyped messages
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
-                           r"terminate called|panicked|signal|exitcode=-|died with|died or was killed|terminated by")
+                           r"terminate called|panic|signal|exitcode=-|died with|died or was killed|terminated by")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
 _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
 

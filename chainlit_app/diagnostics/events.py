@@ -85,7 +85,10 @@ _FATAL = re.compile(
     r"\b(?:return|exit) ?code:? -(?:11|6|7)\b|\breturncode=-(?:11|6|7)\b|"
     r"died with (?:exit code -|signal)|terminated by signal|double free or corruption|free\(\): invalid|"
     r"worker died or was killed|"
-    r"realloc\(\): invalid|terminate called after throwing|thread '[^']*' panicked at",
+    r"realloc\(\): invalid|terminate called after throwing|thread '[^']*' panicked at|"
+    # Go's runtime (Ollama, gateways and routers in front of vLLM): an unrecovered panic, or the runtime's own
+    # fatal error ("fatal error: runtime: out of memory", "all goroutines are asleep - deadlock!")
+    r"^panic: |^fatal error: ",
     re.IGNORECASE,
 )
 # A fatal signal's banner printed among stack frames (torch prints native frames around it).

@@ -66,6 +66,7 @@ _EXTRA_NEEDLES = (
     "invalid pointer",
     "double free",
     "terminate called",
+    "panic: ",  # Go's runtime
 )
 
 
