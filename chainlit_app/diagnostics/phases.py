@@ -171,7 +171,9 @@ def stack_shows_serving(functions: list[str]) -> bool:
 # together belong to starting (a message naming both is left to the other evidence).
 _SERVING_WORDS = re.compile(
     r"\brequest(?:s|_id)?\b|\breq_id\b|chatcmpl-|\bcmpl-|\bprompt(?:_token_ids|s)?\b|\bdetokeniz|"
-    r"\bfinish_reason\b|\w(?:Completion|Chat|Embedding|Tokenize|Score|Rerank)Request\b",
+    r"\bfinish_reason\b|\w(?:Completion|Chat|Embedding|Tokenize|Score|Rerank)Request\b|"
+    # an answer being streamed: a gateway's "Error processing streaming response" (GPUStack #568)
+    r"\bstreaming (?:response|reply|answer)s?\b|\bstream(?:ed|ing)? chunks?\b",
     re.IGNORECASE,
 )
 _STARTING_WORDS = re.compile(
