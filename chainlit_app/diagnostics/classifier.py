@@ -26,6 +26,7 @@ from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .chains import SEPARATOR, ChainLinks
 from .error_words import last_reading
 from .events import Body, EventFolder, Traceback
+from .exception_shapes import UNTYPED_TORCH_MESSAGES, flattened_traceback, untyped_torch_exception
 from .exceptions import error_body, lookup
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
@@ -51,8 +52,9 @@ from .traceback_ladder import TracebackLadder
 
 # Cheap first looks before the full patterns (most lines are neither). An exception line may come indented: a
 # poster quoting a line under a command (vllm-gaudi #1407), a logger indenting a relayed error.
-_MAY_BE_EXCEPTION = re.compile(r"\s*(?:[\w.]*[A-Z]\w*(?::|$)|(?:Value error|Assertion failed), |"
-                                r"(?i:dimension|index|the|mat1|expected) )")  # torch's untyped messages
+_TORCH_FIRST_WORDS = "|".join(sorted({re.escape(words.split()[0]) for words, _type in UNTYPED_TORCH_MESSAGES}))
+_MAY_BE_EXCEPTION = re.compile(rf"\s*(?:[\w.]*[A-Z]\w*(?::|$)|(?:Value error|Assertion failed), |"
+                               rf"(?i:{_TORCH_FIRST_WORDS}) )")
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
                            r"terminate called|panic|signal|exitcode=-|died with|died or was killed|terminated by")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
@@ -176,9 +178,12 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
             return printed
         if not self._phases.seen_marker and logger_shows_serving(parsed.logger):
             self._phases.enter(Phase.SERVING)
-        bare = self._folder.bare_exception(parsed, lineno) if _MAY_BE_EXCEPTION.match(msg) else None
+        may_be = _MAY_BE_EXCEPTION.match(msg) is not None
+        bare = self._folder.bare_exception(parsed, lineno) if may_be else None
         if bare is None and ", line " in msg:
-            bare = self._folder.flattened_traceback(parsed, lineno)
+            bare = flattened_traceback(parsed, lineno)
+        elif bare is None and may_be:
+            bare = untyped_torch_exception(parsed, lineno)
         bare = None if bare is None or is_harmless(parsed) else bare
         if bare is not None:
             return self._on_traceback(bare, parsed, text, replaced)

@@ -56,22 +56,6 @@ _TRAILING_NOTE = re.compile(r"\}\s+\([\w ]{1,30}[=:][^(){}]{0,80}\)\s*$")
 # arguments so, `Value error, <message> [type=value_error, input_value=…]`, with no exception line of its own.
 _PYDANTIC_ERROR = re.compile(r"^(?P<kind>Value error|Assertion failed), (?P<msg>.*?)(?:\s*\[type=\w+.*)?$")
 _NAMED_EXCEPTION = re.compile(r"^(?P<type>[A-Z][A-Za-z]+): (?P<msg>\S.*)$")
-# torch's messages for a tensor of the wrong shape, device or type, printed without their class (a poster
-# quoting the message alone, a wrapper logging str(exc)): the words are torch's own, so the class is known.
-UNTYPED_TORCH_MESSAGES: tuple[tuple[str, str], ...] = (
-    ("dimension out of range (expected to be in range of", "IndexError"),
-    ("index out of range in self", "IndexError"),
-    ("the expanded size of the tensor (", "RuntimeError"),
-    ("the size of tensor a (", "RuntimeError"),
-    ("mat1 and mat2 shapes cannot be multiplied", "RuntimeError"),
-    ("expected all tensors to be on the same device", "RuntimeError"),
-)
-# A traceback whose line breaks a page or a chat folded away, so frames, code and exception share one line:
-# `ile ".../tokenization_baichuan.py", line 101, in vocab_size return self.sp_model.get_piece_size()
-# AttributeError: 'BaichuanTokenizer' object has no attribute 'sp_model'` (Baichuan2 #204). The exception is
-# the first exception-named class after the last frame.
-_FLAT_FRAME = re.compile(r"(?P<path>[^\s\"“”]+)[\"“”]\s*,\s*line \d+,? in (?P<func>[\w<>.]+)")
-_FLAT_EXCEPTION = re.compile(r"\s(?P<type>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)):\s")
 _CURLY_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 _MENTIONED = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
 _ACCESS = re.compile(r"\"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})")
@@ -299,36 +283,10 @@ class EventFolder:
         if m is None:
             m = _NAMED_EXCEPTION.match(parsed.message.strip())
             if m is None or m.group("type") not in BASES:
-                return EventFolder._untyped_torch(parsed, lineno)
+                return None
         return Traceback(first_line=lineno, line=lineno, exception_type=m.group("type"),
                          message=(m.group("msg") or "").strip(), process=parsed.process,
                          text=parsed.message.strip())
-
-    @staticmethod
-    def _untyped_torch(parsed: ParsedLine, lineno: int) -> Traceback | None:
-        message = parsed.message.strip()
-        low = message.lower()
-        for words, exception_type in UNTYPED_TORCH_MESSAGES:
-            if low.startswith(words):
-                return Traceback(first_line=lineno, line=lineno, exception_type=exception_type, message=message,
-                                 process=parsed.process, text=message)
-        return None
-
-    @staticmethod
-    def flattened_traceback(parsed: ParsedLine, lineno: int) -> Traceback | None:
-        """A whole traceback printed on one line (`_FLAT_FRAME`): its frames and its exception, or None."""
-        message = parsed.message
-        frames = [(m.group("path"), m.group("func")) for m in _FLAT_FRAME.finditer(message)][:MAX_FRAMES]
-        if not frames:
-            return None
-        last_frame_end = max(m.end() for m in _FLAT_FRAME.finditer(message))
-        exception = _FLAT_EXCEPTION.search(message, last_frame_end)  # its message may name other classes
-        if exception is None:
-            return None
-        return Traceback(first_line=lineno, line=lineno, exception_type=exception.group("type"),
-                         message=message[exception.end():].strip(), frames=frames, process=parsed.process,
-                         text=message[exception.start("type"):].strip(),
-                         last_code=message[last_frame_end:exception.start()].strip()[:200])
 
     def open_tracebacks(self) -> list[Traceback]:
         """Tracebacks still open (their exception line never came: the excerpt or the log ends)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .events import UNTYPED_TORCH_MESSAGES
+from .exception_shapes import UNTYPED_TORCH_MESSAGES
 from .rule_tables import RULES
 
 # Per-request bookkeeping lines: the bulk of a busy log. "received request" lines may quote the user's
