@@ -26,7 +26,12 @@ from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
 from .chains import SEPARATOR, ChainLinks
 from .error_words import last_reading
 from .events import Body, EventFolder, Traceback
-from .exception_shapes import UNTYPED_TORCH_MESSAGES, flattened_traceback, untyped_torch_exception
+from .exception_shapes import (
+    UNTYPED_TORCH_MESSAGES,
+    flattened_traceback,
+    untyped_torch_exception,
+    without_group_gutter,
+)
 from .exceptions import error_body, lookup
 from .findings import Finding, evidence_text
 from .harmless import SHM_WAIT, is_harmless
@@ -57,6 +62,9 @@ _MAY_BE_EXCEPTION = re.compile(rf"\s*(?:[\w.]*[A-Z]\w*(?::|$)|(?:Value error|Ass
                                rf"(?i:{_TORCH_FIRST_WORDS}) )")
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
                            r"terminate called|panic|signal|exitcode=-|died with|died or was killed|terminated by")
+# A client's error as its status and message (the openai library for JavaScript prints `400 <message>`, as do
+# coding agents built on it): an error response, as a body with that code would be. A count ("500 requests") is not.
+_STATUS_MESSAGE = re.compile(r"^\s*(?P<status>[45]\d\d) (?P<message>(?:[A-Z`'\"]|status code\b).*)$")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
 _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
 
@@ -115,12 +123,12 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         if not (self._folder.in_traceback or self._folder.in_body):
             if any(n in low for n in BUSY_LINES):  # per-request lines: the bulk of a busy log
                 return self._busy_line(raw, lineno)
-            if not interesting(low):
+            if not interesting(low) and not _STATUS_MESSAGE.match(raw):
                 if _LOG_LINE_START.match(raw):
                     return self._tagged_print(raw, lineno) if raw[:1] == "(" else []
                 return self._plain_line(strip_ansi(raw), lineno, strip_ansi(raw))
         text = strip_ansi(raw)
-        parsed = parse_line(text)
+        parsed = without_group_gutter(parse_line(text)) if "|" in text else parse_line(text)
         msg = parsed.message
         if self._folder.in_body or "{" in msg:
             body = self._folder.body(msg, lineno)
@@ -192,6 +200,12 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
             if found[0].role != "wrapper":
                 self._named_messages[parsed.process] = lineno  # a logger's message; its traceback may follow
             return found
+        status = _STATUS_MESSAGE.match(msg)
+        if status is not None:  # no rule named its message: its status, then the phase, as for an error body
+            entry = lookup(["HTTPStatusError"], f"status code {status['status']}: {status['message']}", self.phase)
+            if entry is None:
+                return self._phase_default(lineno, text, Msg("what.error_response"), "weak", Phase.SERVING)
+            return [self._finding(entry.kind, lineno, text, entry.hint, "error_body", "weak", "exception_type")]
         fatal = self._folder.fatal(msg, lineno) if _MAY_BE_FATAL.search(msg) else None
         if fatal is not None:
             # native code (kernels, NCCL) runs once the model is loaded: in an excerpt that shows no phase at

@@ -79,6 +79,10 @@ _FATAL = re.compile(
 _FATAL_BANNER = re.compile(r"^[!*=#\s]*(?:Segfault encountered|Fatal Python error|\*\*\* SIG[A-Z]+ received)",
                            re.IGNORECASE)
 # Innermost frames worth naming: the serving stack's own code, not asyncio or the standard library.
+# The names the innermost source line calls or reads from (`detokenize_incrementally(`, `tokenizer.decode`), or the
+# whole line when it imports: what the code did there. A name only passed along (`self.parser(tokenizer,
+# request.tools)`, vLLM #39683) says nothing of it.
+_CALLED = re.compile(r"[A-Za-z_][\w.]*(?=\s*[(.])")
 _OWN_CODE = re.compile(r"(?:^|/)(vllm|transformers|tokenizers|torch|jinja2|safetensors|huggingface_hub|openai|"
                        r"httpx|httpcore|requests|urllib3|aiohttp|xformers|flash_attn|triton)/")
 
@@ -106,7 +110,8 @@ class Traceback:
             m = _OWN_CODE.search(path)
             if m:
                 code = self.last_code if index == len(self.frames) - 1 else ""
-                return f"{path[m.start(1):]} {func} {code}".strip()
+                did = code if code.startswith(("from ", "import ")) else " ".join(_CALLED.findall(code))
+                return f"{path[m.start(1):]} {func} {did}".strip()
         return ""
 
     @property

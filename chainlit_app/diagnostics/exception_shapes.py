@@ -1,10 +1,12 @@
-"""Exceptions printed in shapes other than a traceback's last line: torch's message without its class, and a
-whole traceback folded onto one line. Each is read as the exception it is, so that it is never passed over.
+"""Exceptions printed in shapes other than a plain traceback: torch's message without its class, a whole
+traceback folded onto one line, and an exception group's tracebacks behind their `|` gutter. Each is read as the
+exception it is, so that it is never passed over.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .events import MAX_FRAMES, Traceback
 from .lineformat import ParsedLine
@@ -25,6 +27,11 @@ UNTYPED_TORCH_MESSAGES: tuple[tuple[str, str], ...] = (
 # the first exception-named class after the last frame.
 _FLAT_FRAME = re.compile(r"(?P<path>[^\s\"“”]+)[\"“”]\s*,\s*line \d+,? in (?P<func>[\w<>.]+)")
 _FLAT_EXCEPTION = re.compile(r"\s(?P<type>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)):\s")
+# Python 3.11's exception groups (anyio and Starlette in vLLM's API server) print each sub-exception's traceback
+# behind a gutter: "  | Traceback (most recent call last):", "    |   File …", "    | TypeError: …" (vLLM #39683).
+# Without its gutter such a line is the traceback line it stands for; a table's row ("| gsm8k | 3 |") is not.
+_GROUP_GUTTER = re.compile(r"^\s*[|+] (?=\s*(?:Traceback \(most recent call last\)|Exception Group Traceback|"
+                           r"File \"|(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Group|Exit|Interrupt)(?::|$)))")
 
 
 def untyped_torch_exception(parsed: ParsedLine, lineno: int) -> Traceback | None:
@@ -53,3 +60,9 @@ def flattened_traceback(parsed: ParsedLine, lineno: int) -> Traceback | None:
                      message=message[exception.end():].strip(), frames=frames, process=parsed.process,
                      text=message[exception.start("type"):].strip(),
                      last_code=message[last_frame_end:exception.start()].strip()[:200])
+
+
+def without_group_gutter(parsed: ParsedLine) -> ParsedLine:
+    """The line without an exception group's `|` gutter (`_GROUP_GUTTER`), or the line as it was."""
+    gutter = _GROUP_GUTTER.match(parsed.message)
+    return replace(parsed, message=parsed.message[gutter.end():]) if gutter else parsed

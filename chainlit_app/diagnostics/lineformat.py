@@ -67,6 +67,9 @@ _PREFIXES: tuple[re.Pattern[str], ...] = (
         r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(?P<time>\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d+)?)\s+"
         r"(?:\[(?P<logger>[^\]\s]+)\]?\]|(?P<logger0>[\w./-]+:\d+)\])\s?"
     ),
+    # vLLM's logger location with the time (and maybe the level) cut by the poster: "ERROR [glm4_moe_tool_parser.py
+    # :123] ", " [glm4_moe_tool_parser.py:123] " (vLLM #31379, #32213)
+    re.compile(r"\s?(?:(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+)?\[(?P<logger>[\w./-]+\.py:\d+)\]\s"),
     # glog / torch C++: "W1130 15:01:47.512000 5649 torch/x.py:53] ", "[W1130 15:02:02.38 utils.cpp:68] "
     re.compile(r"\[?(?P<lvl>[IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w./-]+:\d+\]\s?"),
     # Ray's C++ core after its time: "E 46008 46008] core_worker_process.cc:232: ..." (level, pid, thread id),

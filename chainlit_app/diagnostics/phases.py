@@ -146,7 +146,9 @@ _SERVING_FRAMES = re.compile(
     # sampling and constrained decoding run on requests' logits: a model runner's `sample`, the regex/grammar
     # vocabulary mask it fills per request, the scheduler's queue of requests whose grammar is compiling
     # (SGLang #1556, #6229)
-    r"(?<!\w)sample\b|\w*vocab_mask\b|\w*grammar_(?:requests?|queue|bitmask)\w*",
+    r"(?<!\w)sample\b|\w*vocab_mask\b|\w*grammar_(?:requests?|queue|bitmask)\w*|"
+    # tool-call and reasoning parsers read a request's generated text (vLLM #32213: extract_tool_calls)
+    r"extract_tool_calls\w*|extract_reasoning\w*",
 )
 # Functions that run only while the server starts: their presence outweighs serving-looking frames
 # (a profiling run calls the model's forward as a request would).
@@ -156,8 +158,10 @@ _STARTING_FRAMES = re.compile(
     r"compile_or_warm_up_model|initialize_from_config|_init_executor|init_worker",
 )
 # launcher.py writes its errors only from the handlers of requests ("MQLLMEngine is already dead, terminating
-# server process"); its start-up lines print the routes once the server is ready
-_SERVING_LOGGERS = re.compile(r"serving_|request_logger|async_llm|output_processor|detokenizer|\blauncher\b")
+# server process"); its start-up lines print the routes once the server is ready. Tool-call and reasoning parsers
+# log only about a request's generated text ("[glm4_moe_tool_parser.py:123] Failed to extract tool call spec").
+_SERVING_LOGGERS = re.compile(r"serving_|request_logger|async_llm|output_processor|detokenizer|\blauncher\b|"
+                              r"_tool_parser\b|_reasoning_parser\b")
 
 
 def stack_shows_serving(functions: list[str]) -> bool:

@@ -186,7 +186,9 @@ _TRANSPORT_AND_STALL_RULES: tuple[Rule, ...] = (
         r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|ConnectTimeout|"
         r"Connection timed out|connect timeout|"
         # any client's own words: 'Couldn't connect to Ollama at http://127.0.0.1:11434', curl's 'to server'
-        r"\b(?:could ?n[o']t|unable to|failed to|cannot|can't) connect to\b",
+        r"\b(?:could ?n[o']t|unable to|failed to|cannot|can't) connect to\b|"
+        # Rust's reqwest (Codex and other CLIs in Rust): the request got no answer at all from that URL
+        r"\berror sending request for url\b",
         hint=Msg("rule.connection_refused"),
         examples=(
             "httpx.ConnectError: [Errno 111] Connection refused",
@@ -200,6 +202,8 @@ _TRANSPORT_AND_STALL_RULES: tuple[Rule, ...] = (
             # genai-stack #76: a container resolving a host name only Docker Desktop provides
             'Error: Head "http://host.docker.internal:11434/": dial tcp: lookup host.docker.internal on '
             "127.0.0.11:53: no such host",
+            # openai/codex #2257: Codex sending its requests to Ollama's default port, not the vLLM configured
+            "🖐 error sending request for url (http://localhost:11434/v1/chat/completions)",
         ),
     ),
     rule(
