@@ -65,8 +65,23 @@ _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|cor
 # A client's error as its status and message (the openai library for JavaScript prints `400 <message>`, as do
 # coding agents built on it): an error response, as a body with that code would be. A count ("500 requests") is not.
 _STATUS_MESSAGE = re.compile(r"^\s*(?P<status>[45]\d\d) (?P<message>(?:[A-Z`'\"]|status code\b).*)$")
+# The envelopes a collector puts before what a process printed: an ISO time, a compose or pod column, journald's
+# month, a quote (`_printed_behind_envelope`).
+_ENVELOPE_START = re.compile(r"\[?\d{4}-\d{2}-\d{2}[T ]|[\w.-]+\s+\|\s|\[pod/|[A-Z][a-z]{2} [ \d]\d \d|>\s")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
 _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
+
+
+def _printed_behind_envelope(text: str) -> str | None:
+    """What a process printed when only an envelope stands before it (a timestamp from `docker logs -t`, a
+    compose service's or a pod's column, journald's prefix, a quote's `> `) and no level, logger or process
+    tag: the line's printed text, or None for a logged line or a line with no envelope."""
+    if not _ENVELOPE_START.match(text):
+        return None
+    parsed = parse_line(text)
+    if parsed.level or parsed.logger or parsed.process or parsed.message == text:
+        return None
+    return parsed.message
 
 
 class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
@@ -124,9 +139,13 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
             if any(n in low for n in BUSY_LINES):  # per-request lines: the bulk of a busy log
                 return self._busy_line(raw, lineno)
             if not interesting(low) and not _STATUS_MESSAGE.match(raw):
-                if _LOG_LINE_START.match(raw):
-                    return self._tagged_print(raw, lineno) if raw[:1] == "(" else []
-                return self._plain_line(strip_ansi(raw), lineno, strip_ansi(raw))
+                if raw[:1] == "(":
+                    return self._tagged_print(raw, lineno)
+                text = strip_ansi(raw)
+                printed = _printed_behind_envelope(text)
+                if printed is not None:  # a time, a container's or a pod's column, a quote: what was printed
+                    return self._plain_line(printed, lineno, text)
+                return [] if _LOG_LINE_START.match(raw) else self._plain_line(text, lineno, text)
         text = strip_ansi(raw)
         parsed = without_group_gutter(parse_line(text)) if "|" in text else parse_line(text)
         msg = parsed.message

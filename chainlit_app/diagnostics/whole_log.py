@@ -8,6 +8,7 @@ after it as consequences. Memory stays bounded for any file size.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from os import PathLike
 
 from .answer_fields import ONE_TOKEN_ID as PRINTED_ONE_TOKEN
@@ -99,7 +100,7 @@ def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...
     collector = Collector()
     start, sse, fields = StartWatch(), SseUndecodedWatch(), AnswerFieldsWatch()
     count = 0
-    for count, text, replaced in numbered:
+    for count, text, replaced in without_margin(numbered):
         start.feed(text, count)
         sse.feed(text, count, secrets)
         fields.feed(text, count, secrets)
@@ -124,6 +125,36 @@ def _ended(classifier: LineClassifier, collector: Collector, start: StartWatch |
         if unfinished is not None:
             collector.add(unfinished)
     return collector.report(count)
+
+
+MARGIN_WINDOW = 64
+
+
+def without_margin(numbered: Iterable[tuple[int, str, bool]]) -> Iterator[tuple[int, str, bool]]:
+    """The lines without the indentation they all share: a log pasted as a Markdown code block or quoted in a
+    mail is indented as a whole, and an indented line reads as a traceback's fragment. The margin is what the
+    first `MARGIN_WINDOW` non-blank lines share (memory stays bounded); a later line keeps what it does not share."""
+    lines = iter(numbered)
+    window: list[tuple[int, str, bool]] = []
+    for item in lines:
+        window.append(item)
+        if sum(1 for _n, text, _r in window if text.strip()) >= MARGIN_WINDOW:
+            break
+    texts = [text.rstrip("\r\n") for _n, text, _r in window if text.strip()]
+    margin = _common_margin(texts)
+    for lineno, text, replaced in chain(window, lines):
+        yield lineno, text[len(margin):] if margin and text.startswith(margin) else text, replaced
+
+
+def _common_margin(texts: list[str]) -> str:
+    """The leading spaces and tabs every text starts with ('' when none or no texts)."""
+    if not texts:
+        return ""
+    margin = texts[0][: len(texts[0]) - len(texts[0].lstrip(" \t"))]
+    for text in texts[1:]:
+        while margin and not text.startswith(margin):
+            margin = margin[:-1]
+    return margin
 
 
 def iter_file_lines(path: str | PathLike[str]) -> Iterator[tuple[int, str, bool]]:
