@@ -66,8 +66,9 @@ _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|cor
 # coding agents built on it): an error response, as a body with that code would be. A count ("500 requests") is not.
 _STATUS_MESSAGE = re.compile(r"^\s*(?P<status>[45]\d\d) (?P<message>(?:[A-Z`'\"]|status code\b).*)$")
 # The envelopes a collector puts before what a process printed: an ISO time, a compose or pod column, journald's
-# month, a quote (`_printed_behind_envelope`).
-_ENVELOPE_START = re.compile(r"\[?\d{4}-\d{2}-\d{2}[T ]|[\w.-]+\s+\|\s|\[pod/|[A-Z][a-z]{2} [ \d]\d \d|>\s")
+# month, a quote, grep's or cat's line number (`_printed_behind_envelope`).
+_ENVELOPE_START = re.compile(r"\[?\d{4}-\d{2}-\d{2}[T ]|[\w.-]+\s+\|\s|\[pod/|[A-Z][a-z]{2} [ \d]\d \d|>\s|"
+                             r"\s*\d{1,7}[:\t-]|[\w./-]+\.(?:log|txt|out|err)[:-]\d")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
 _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
 

@@ -38,6 +38,9 @@ _LEVEL_NAMES = {
     "debug": "DEBUG",
 }
 _PREFIXES: tuple[re.Pattern[str], ...] = (
+    # grep -n (and -H, and -C's context lines) or cat -n before a log's line: "123:", "llm.log:123:", "123-",
+    # "   123\t"; a clock's "21:31:02" or a date's "2025-01-02" is no line number
+    re.compile(r"(?:[A-Za-z_][\w./-]*\.(?:log|txt|out|err)[:-])?\d{1,7}[:-](?!\d{2}(?::\d{2}|\b))|\s*\d{1,7}\t"),
     # ISO timestamps: "[2024-09-05T00:38:34Z] ", "2024-04-27 10:13:05 "
     re.compile(r"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s?"),
     # loguru / fastchat: "| ERROR    | app.llm:ask_tool:426 - ", "| ERROR | stderr | "

@@ -1,7 +1,8 @@
 """A failure stays a failure in the envelopes logs are pasted in (issue 11: never `healthy` while something
 failed). Every failing dev log is re-read indented as a Markdown code block, behind a tab, behind `docker logs -t`'s
-time, a compose service's column and a Markdown quote; none may be called healthy, except the few listed here
-whose reading needs the line's own start (each with its reason).
+time, a compose service's column, a Markdown quote, and as `grep -n` and `cat -n` print it (reading llm.log with
+grep is what the panel replaces); none may be called healthy, except the few listed here whose reading needs the
+line's own start (each with its reason).
 
 Round 30 showed the need: three of its four failures called healthy were lines in a shape no reading knew.
 """
@@ -15,15 +16,18 @@ from pathlib import Path
 import pytest
 
 from chainlit_app.diagnostics import HEALTHY, classify_file, classify_lines
+from chainlit_app.diagnostics.lineformat import parse_line
 
 DEV = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev"
 
-ENVELOPES: dict[str, Callable[[str], str]] = {
-    "code_block": lambda line: "    " + line,
-    "tab": lambda line: "\t" + line,
-    "docker_time": lambda line: "2025-01-02T10:00:00.123456789Z " + line,
-    "compose": lambda line: "vllm-1  | " + line,
-    "quote": lambda line: "> " + line,
+ENVELOPES: dict[str, Callable[[int, str], str]] = {
+    "code_block": lambda _n, line: "    " + line,
+    "tab": lambda _n, line: "\t" + line,
+    "docker_time": lambda _n, line: "2025-01-02T10:00:00.123456789Z " + line,
+    "compose": lambda _n, line: "vllm-1  | " + line,
+    "quote": lambda _n, line: "> " + line,
+    "grep_n": lambda n, line: f"logs/llm.log:{n}:{line}",
+    "cat_n": lambda n, line: f"{n:6}\t{line}",
 }
 _LINE_START = ("read by the line's own start, which the envelope moves: a printed answer's `content: '…'` field, "
                "a rollout worker's `(main_task pid=…)` tag, a JSON fragment `\"content\": \"\"` and llama.cpp's "
@@ -39,7 +43,7 @@ NEEDS_THE_LINE_START = {
     "line's clock (`21:31:02 Engine 001: …`); behind another time the clock is no longer the line's start",
 }
 # The envelopes that move a line's start: only these may turn the logs above healthy
-_MOVES_THE_START = {"docker_time", "compose", "quote"}
+_MOVES_THE_START = {"docker_time", "compose", "quote", "grep_n", "cat_n"}
 
 
 @cache
@@ -53,7 +57,7 @@ def test_no_failure_is_called_healthy_in_an_envelope(envelope: str) -> None:
     called_healthy = set()
     for path in _failing():
         lines = path.read_text(errors="replace").splitlines()
-        if classify_lines([wrap(line) for line in lines]).kind == HEALTHY:
+        if classify_lines([wrap(n, line) for n, line in enumerate(lines, 1)]).kind == HEALTHY:
             called_healthy.add(f"{path.parent.name}/{path.name}")
     allowed = set(NEEDS_THE_LINE_START) if envelope in _MOVES_THE_START else set()
     assert called_healthy <= allowed, sorted(called_healthy - allowed)
@@ -70,6 +74,17 @@ def test_a_healthy_log_stays_healthy_in_an_envelope(envelope: str) -> None:
     wrap = ENVELOPES[envelope]
     healthy = sorted((DEV.parent).glob(f"*/{HEALTHY}/*.log"))
     alarms = [f"{p.parent.parent.name}/{p.name} -> {report.kind}" for p in healthy
-              if (report := classify_lines([wrap(line) for line in p.read_text(errors="replace").splitlines()])
-                  ).kind != HEALTHY]
+              if (report := classify_lines([wrap(n, line) for n, line in
+                                            enumerate(p.read_text(errors="replace").splitlines(), 1)])).kind != HEALTHY]
     assert not alarms, alarms
+
+
+def test_a_line_number_is_taken_off_and_a_clock_date_or_source_location_is_not() -> None:
+    assert parse_line("1234:ERROR 12-01 10:00:00 [core.py:1] boom").message == "boom"
+    assert parse_line("logs/llm.log:12:INFO:     Started server process [7]").message == "Started server process [7]"
+    assert parse_line("    12\tERROR 12-01 10:00:00 [core.py:1] boom").level == "ERROR"
+    assert parse_line("1233-INFO 12-01 10:00:00 [core.py:1] context line").level == "INFO"
+    for kept in ("21:31:02 Engine 001: Avg generation throughput: 0.1 tokens/s",
+                 "core_worker.cc:514: Failed to register worker to Raylet",
+                 "10:00 the meeting"):
+        assert parse_line(kept).message == kept, kept
