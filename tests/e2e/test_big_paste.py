@@ -27,6 +27,7 @@ PASSWORD = "big-paste-password"
 LIMIT = MAX_MESSAGE_BYTES - FRAME_RESERVE_BYTES
 PASTE_BYTES = 1_200_000
 SHORTENED_CHARS = 300_000
+SEND_WAIT_MS = 120_000
 USER_MESSAGES = "[data-step-type=user_message]"
 
 
@@ -94,10 +95,12 @@ def test_a_paste_over_the_frame_stays_in_the_composer_and_the_socket_stays_up(
     shortened = unit * SHORTENED_CHARS
     page.fill("#chat-input", shortened)
     expect(alert).to_have_count(0)
+    # A key or a click on a box holding 300,000 characters waits for Chromium to lay the box out again, which on a
+    # busy 2-core machine outlasted Playwright's default 30 s once (a wait allowance, not a timing assertion).
     if chinese:  # both ways of sending let a message under the limit through
-        page.click("#chat-submit")
+        page.click("#chat-submit", timeout=SEND_WAIT_MS)
     else:
-        page.press("#chat-input", "Enter")
+        page.press("#chat-input", "Enter", timeout=SEND_WAIT_MS)
     state = chat.wait_until(_refused, timeout=60, what="the app's refusal of the shortened message")
     refusal = next(n.text for n in state.notices if n.testid == "chat-input-refused")
     print(f"[{page.evaluate('navigator.language')}] {refusal}")
