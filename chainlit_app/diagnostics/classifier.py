@@ -222,10 +222,8 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
             return found
         status = _STATUS_MESSAGE.match(msg)
         if status is not None:  # no rule named its message: its status, then the phase, as for an error body
-            entry = lookup(["HTTPStatusError"], f"status code {status['status']}: {status['message']}", self.phase)
-            if entry is None:
-                return self._phase_default(lineno, text, Msg("what.error_response"), "weak", Phase.SERVING)
-            return [self._finding(entry.kind, lineno, text, entry.hint, "error_body", "weak", "exception_type")]
+            return self._error_response(["HTTPStatusError"], f"status code {status['status']}: {status['message']}",
+                                        lineno, text)
         fatal = self._folder.fatal(msg, lineno) if _MAY_BE_FATAL.search(msg) else None
         if fatal is not None:
             # native code (kernels, NCCL) runs once the model is loaded: in an excerpt that shows no phase at
@@ -265,17 +263,20 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
                 found += self._on_line(ParsedLine(parsed.level, message), message, body.first_line + offset, False)
             error = error_body(body.data) if body.data is not None and not found else None
             if error is not None:  # an error response no rule named: its type, then its status, then the phase
-                entry = lookup(error[0].split(), error[1], self.phase)
-                if entry is None:
-                    return self._phase_default(body.line, body.text, Msg("what.error_response"), "weak",
-                                              Phase.SERVING)
-                return [self._finding(entry.kind, body.line, body.text, entry.hint, "error_body", "weak",
-                                      "exception_type")]
+                return self._error_response(error[0].split(), error[1], body.line, body.text)
             return found
         self._phases.enter(Phase.SERVING)
         text = body.text if "\n" not in body.text else verdict.evidence
         return [self._finding(verdict.kind, body.line, text, verdict.hint, f"body_{verdict.kind.value}",
                               "decisive")]
+
+    def _error_response(self, names: list[str], message: str, lineno: int, text: str) -> list[Finding]:
+        """An error response no rule named (a body, a client's `400 <message>`): its type and status in the
+        exception table, else the phase."""
+        entry = lookup(names, message, self.phase)
+        if entry is None:
+            return self._phase_default(lineno, text, Msg("what.error_response"), "weak", Phase.SERVING)
+        return [self._finding(entry.kind, lineno, text, entry.hint, "error_body", "weak", "exception_type")]
 
     def finish(self) -> list[Finding]:
         """The log (or the excerpt) ends: name what is still open. A traceback whose exception line never

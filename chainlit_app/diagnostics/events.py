@@ -78,11 +78,11 @@ _FATAL = re.compile(
 # A fatal signal's banner printed among stack frames (torch prints native frames around it).
 _FATAL_BANNER = re.compile(r"^[!*=#\s]*(?:Segfault encountered|Fatal Python error|\*\*\* SIG[A-Z]+ received)",
                            re.IGNORECASE)
-# Innermost frames worth naming: the serving stack's own code, not asyncio or the standard library.
 # The names the innermost source line calls or reads from (`detokenize_incrementally(`, `tokenizer.decode`), or the
 # whole line when it imports: what the code did there. A name only passed along (`self.parser(tokenizer,
 # request.tools)`, vLLM #39683) says nothing of it.
 _CALLED = re.compile(r"[A-Za-z_][\w.]*(?=\s*[(.])")
+# Innermost frames worth naming: the serving stack's own code, not asyncio or the standard library.
 _OWN_CODE = re.compile(r"(?:^|/)(vllm|transformers|tokenizers|torch|jinja2|safetensors|huggingface_hub|openai|"
                        r"httpx|httpcore|requests|urllib3|aiohttp|xformers|flash_attn|triton)/")
 

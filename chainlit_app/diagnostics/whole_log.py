@@ -136,11 +136,13 @@ def without_margin(numbered: Iterable[tuple[int, str, bool]]) -> Iterator[tuple[
     first `MARGIN_WINDOW` non-blank lines share (memory stays bounded); a later line keeps what it does not share."""
     lines = iter(numbered)
     window: list[tuple[int, str, bool]] = []
+    texts: list[str] = []  # the window's non-blank lines
     for item in lines:
         window.append(item)
-        if sum(1 for _n, text, _r in window if text.strip()) >= MARGIN_WINDOW:
-            break
-    texts = [text.rstrip("\r\n") for _n, text, _r in window if text.strip()]
+        if item[1].strip():
+            texts.append(item[1])
+            if len(texts) >= MARGIN_WINDOW:
+                break
     margin = _common_margin(texts)
     for lineno, text, replaced in chain(window, lines):
         yield lineno, text[len(margin):] if margin and text.startswith(margin) else text, replaced
