@@ -135,10 +135,11 @@ def ask(page: Page, text: str) -> None:
     ChatPage(page, "").ask(text)
 
 
-def save_screenshot(page: Page, name: str) -> None:
-    """README screenshots are taken by the browser tests; CHAT_UPDATE_SCREENSHOTS=1 refreshes docs/."""
+def save_screenshot(page: Page, name: str, timeout_ms: float = 30_000) -> None:
+    """README screenshots are taken by the browser tests; CHAT_UPDATE_SCREENSHOTS=1 refreshes docs/.
+    `timeout_ms` is Playwright's wait allowance (pages holding huge text need more), never a timing check."""
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / name))
+    page.screenshot(path=str(ARTIFACTS / name), timeout=timeout_ms)
     if os.environ.get("CHAT_UPDATE_SCREENSHOTS") == "1":
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         shutil.copy(ARTIFACTS / name, SCREENSHOTS / name)
