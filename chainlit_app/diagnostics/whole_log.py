@@ -16,6 +16,7 @@ from .answer_fields import RULE_ID as PRINTED_ANSWER_FIELDS
 from .answer_fields import AnswerFieldsWatch
 from .classifier import LineClassifier
 from .findings import ROLE_RANK, Finding, Report
+from .hard_wrap import unwrapped
 from .redact import secrets_of
 from .sse_undecoded import RULE_ID as SSE_LINE_PARSED_AS_JSON
 from .sse_undecoded import SseUndecodedWatch
@@ -99,14 +100,20 @@ def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...
     classifier = LineClassifier(secrets)
     collector = Collector()
     start, sse, fields = StartWatch(), SseUndecodedWatch(), AnswerFieldsWatch()
-    count = 0
-    for count, text, replaced in without_margin(numbered):
-        start.feed(text, count)
-        sse.feed(text, count, secrets)
-        fields.feed(text, count, secrets)
-        for finding in classifier.feed(text, count, replaced=replaced):
+    read = [0]  # physical lines read: a joined line is numbered by its first piece
+
+    def counted() -> Iterator[tuple[int, str, bool]]:
+        for item in numbered:
+            read[0] = item[0]
+            yield item
+
+    for lineno, text, replaced in unwrapped(without_margin(counted())):
+        start.feed(text, lineno)
+        sse.feed(text, lineno, secrets)
+        fields.feed(text, lineno, secrets)
+        for finding in classifier.feed(text, lineno, replaced=replaced):
             collector.add(finding)
-    return _ended(classifier, collector, start if excerpt else None, count, secrets, sse, fields)
+    return _ended(classifier, collector, start if excerpt else None, read[0], secrets, sse, fields)
 
 
 def _ended(classifier: LineClassifier, collector: Collector, start: StartWatch | None, count: int,
