@@ -215,13 +215,16 @@ BUILD_RULES: tuple[Rule, ...] = (
     rule(
         "cuda_toolkit_mismatch",
         Kind.VERSION_MISMATCH,
-        r"detected CUDA version \(?[\d.]+\)? mismatches the version that was used to compile PyTorch|"
+        # torch's build check prints its message over several indented lines: the first may end at "compile"
+        r"detected CUDA version \(?[\d.]+\)? mismatches the version that was used to compile\b|"
         r"Failed building wheel for vllm|CUDA version mismatch",
         hint=Msg("rule.cuda_toolkit_mismatch"),
         examples=(
             "RuntimeError: The detected CUDA version (11.8) "
             "mismatches the version that was used to compile PyTorch (12.1). "
             "Please make sure to use the same CUDA versions.",
+            # OpenBMB/MiniCPM #44 (pip building a vLLM fork: `RuntimeError:` alone, the message indented below it)
+            "      The detected CUDA version (11.8) mismatches the version that was used to compile",
         ),
     ),
     rule(

@@ -107,7 +107,9 @@ MODEL_RULES: tuple[Rule, ...] = (
         r"has model type [`'\"]?[\w.-]+[`'\"]? but Transformers does not recognize|"
         r"does not recognize this architecture|"
         # the rest of transformers' same message, for an excerpt cut at its line break
-        r"your version of Transformers is out of date|You can update Transformers with the command",
+        r"your version of Transformers is out of date|You can update Transformers with the command|"
+        # a multimodal model's processor looked up by its model type, in a transformers that lacks it
+        r"Unknown (?:image|video|audio) model type:? [`'\"]?\w+",
         hint=Msg("rule.transformers_too_old"),
         examples=(
             "You can update Transformers with the command `pip install --upgrade transformers`. If this does not "
@@ -115,6 +117,7 @@ MODEL_RULES: tuple[Rule, ...] = (
             "model yet.",
             "Value error, "
             "The checkpoint you are trying to load has model type `glm4v_moe` but Transformers does not recognize this architecture.",  # noqa: E501
+            "TypeError: Unknown image model type: qwen2_5_vl",  # vLLM #12604 (Qwen2.5-VL before transformers had it)
         ),
     ),
     # transformers' auto classes look a model_type up in their mappings (CONFIG_MAPPING, MODEL_MAPPING ...):
@@ -191,6 +194,19 @@ MODEL_RULES: tuple[Rule, ...] = (
         role="weak",
         hint=Msg("rule.engine_start_timeout"),
         examples=("TimeoutError: Timed out waiting for engines to send initial message on input socket.",),
+    ),
+    # A serving platform gives a container a start-up limit (Modal's runner, a deployment's readiness deadline):
+    # vLLM still loading or compiling when it runs out is stopped from outside, with no error of its own.
+    rule(
+        "platform_start_timeout",
+        Kind.STARTUP_FAILURE,
+        r"\bhas been initiali[sz]ing for too long\b|"
+        r"\b(?:failed to|did not|didn't) become (?:ready|healthy) (?:within|in|after|before)\b",
+        hint=Msg("rule.platform_start_timeout"),
+        examples=(
+            "Runner failed with exception: Runner has been initializing for too long: 300 seconds",  # Modal #1154
+            "Error: deployment vllm-server failed to become ready within 600s",
+        ),
     ),
     rule(
         "config_invalid",

@@ -230,4 +230,48 @@ RELEASE_RULES: tuple[Rule, ...] = (
             "ERROR 06-01 22:29:41 engine.py:389] TransformersModel does not support LoRA yet.",
         ),
     ),
+    # A model's `rope_scaling` written for a newer vLLM or transformers than the installed one (Llama 3.1's
+    # `rope_type: llama3`, Qwen2-VL's `mrope`): the older code checks the fields it knew and refuses the rest.
+    rule(
+        "rope_scaling_of_a_newer_model",
+        Kind.VERSION_MISMATCH,
+        r"\bassert [\"']factor[\"'] in rope_scaling\b|"
+        r"`rope_scaling` must be a dictionary with (?:two|with) fields|"
+        r"\bUnknown RoPE scaling type\b",
+        in_frames=True,  # the failing check is often only the code line above a bare `AssertionError`
+        hint=Msg("rule.rope_scaling_of_a_newer_model"),
+        examples=(
+            '    assert "factor" in rope_scaling',  # QwenLM/Qwen3-VL #123 (Qwen2-VL on an older vLLM)
+            "ValueError: `rope_scaling` must be a dictionary with two fields, `type` and `factor`, got {'factor': "
+            "8.0, 'low_freq_factor': 1.0, 'high_freq_factor': 4.0, 'original_max_position_embeddings': 8192, "
+            "'rope_type': 'llama3'}",
+        ),
+    ),
+    # vLLM reads its own version from the installed distribution named `vllm`; a fork's wheel under another
+    # name (vllm-pascal, a platform's build) or a source tree run without installing leaves it unknown, and the
+    # platform detection that depends on it fails. Weak: it explains a start-up failure beside it (whole_log.py).
+    rule(
+        "vllm_distribution_unnamed",
+        Kind.VERSION_MISMATCH,
+        r"The vLLM package was not found, so its version could not be inspected",
+        role="weak",
+        hint=Msg("rule.vllm_distribution_unnamed"),
+        examples=(
+            # sasha0552/pascal-pkgs-ci #51 (vllm-pascal 0.8.5.post1)
+            "WARNING 05-10 03:15:22 [__init__.py:25] The vLLM package was not found, so its version could not be "
+            "inspected. This may cause platform detection to fail.",
+        ),
+    ),
+    # Python imported the user's own file or folder instead of the package (`vllm.py` next to the script):
+    # no release is wrong, the name is taken.
+    rule(
+        "module_shadowed_by_a_file",
+        Kind.STARTUP_FAILURE,
+        r"No module named '[\w.]+'; '[\w.]+' is not a package",
+        hint=Msg("rule.module_shadowed_by_a_file"),
+        examples=(
+            # modal-labs/modal-examples #546 (a script saved as vllm.py)
+            "ModuleNotFoundError: No module named 'vllm.engine'; 'vllm' is not a package",
+        ),
+    ),
 )

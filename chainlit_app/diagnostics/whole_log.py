@@ -41,6 +41,8 @@ EXPLAINED_BY_RULES: dict[str, tuple[str, ...]] = {
     Kind.CONNECTION.value: ("weight_loading_crawls", "model_load_elapsed_minutes"),
     # the hub answers 'Repository Not Found' for any 401; its words for a refused token say the token is why
     Kind.MODEL_NOT_FOUND.value: ("hf_token_refused",),
+    # vLLM could not read its own version (a fork's wheel under another name): its platform detection fails next
+    Kind.STARTUP_FAILURE.value: ("vllm_distribution_unnamed",),
 }
 # A start-up failure no rule recognised (named by where it was raised or by the phase) in a log that also
 # shows a build that does not fit (a compiled extension missing, an ABI mismatch): the build explains it.

@@ -155,6 +155,9 @@ ACCEPTED_READINGS = {
         "decode_error", "a whole answer of '!' is token 0 repeated (every generated id is 0, the poster's own "
         "debugging): NaN logits from weights that overflow in fp16, the decode_error side of the line, as the four "
         "'!' answers above (docling3403, gh19022, gh38652, qwen178) are accepted; the fix is the dtype of the merge"),
+    "round31b_vllm14126_qwen_gptq_exclamation.log": (
+        "decode_error", "the same (round 31): an answer of 69 '!' from Qwen 72B GPTQ, which the thread traces to "
+        "fp16 overflow in the Qwen2 layers; token 0 from NaN logits, whose fix is the dtype, as the five above"),
     "round4_gh1492_llama7b_hang_after_10min_stats_then_500.log": (
         "engine_error", "the excerpt's failure line is the client's 'HTTP response code was 500' (Internal Server "
         "Error): a server answering a request with a 500 is the engine's error by the status table (no 5xx in sight "
