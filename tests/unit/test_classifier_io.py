@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from chainlit_app.diagnostics import HEALTHY, LineClassifier, classify_file, classify_lines, redact
+from chainlit_app.diagnostics.hard_wrap import unwrapped
 from chainlit_app.diagnostics.whole_log import (
     EXPLAINED_BY,
     EXPLAINED_BY_RULES,
@@ -19,7 +20,6 @@ from chainlit_app.diagnostics.whole_log import (
     WHOLE_LOG_ONLY_RULES,
     without_margin,
 )
-from chainlit_app.diagnostics.hard_wrap import unwrapped
 from tests.classifier_lines import OOM
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev"
