@@ -49,7 +49,7 @@ def localized_page(browser: Browser, request: pytest.FixtureRequest) -> Iterator
     try:
         page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), timeout=SEND_WAIT_MS)
     except PlaywrightError as exc:
-        print(f"teardown screenshot not taken: {exc.message.splitlines()[0]}")
+        print(f"teardown screenshot not taken: {str(exc)[:300]}")
     context.close()
 
 
