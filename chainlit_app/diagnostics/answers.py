@@ -47,9 +47,21 @@ _UNKNOWN_RUN = re.compile(r"(?:<unk>\s*){4,}")
 _MOJIBAKE = re.compile(r"[\u00c2-\u00ef][\u0080-\u00bf\u0100-\u017f]")
 
 
+# An answer printed with its characters as JSON's or Python's `\uXXXX` escapes (`text='\u0442\u0435 Business'`):
+# read as the letters they stand for, or a salad of scripts hides behind ASCII.
+_ESCAPED_CHAR = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def unescaped(text: str) -> str:
+    """`text` with its backslash-u escapes decoded (only when it holds two or more: one may be a literal)."""
+    return _ESCAPED_CHAR.sub(lambda m: chr(int(m[1], 16)), text) if text.count("\\u") >= 2 else text
+
+
 def is_garbled(text: str, whole_answer: bool = False) -> bool:
     """Replacement characters, UTF-8 shown as Latin-1, letters of unrelated scripts, a run of token 0, or (for
-    a whole answer, not a printed line that may be a banner of '=') one symbol repeated."""
+    a whole answer, not a printed line that may be a banner of '=') one symbol repeated. Escaped characters are
+    read as what they stand for."""
+    text = unescaped(text)
     if "\ufffd" in text or len(_MOJIBAKE.findall(text[:4000])) >= 4 or _TOKEN_ZERO_RUN.search(text[-MAX_SCAN:]) \
             or (whole_answer and _ONE_SYMBOL.fullmatch(text[:4000])) or _ONE_ODD_SYMBOL.fullmatch(text[:4000]) \
             or (len(text) <= 8300 and _ONE_LETTER.fullmatch(text)) or _UNKNOWN_RUN.search(text[:4000]) \

@@ -125,6 +125,12 @@ class Traceback:
         return [func for _path, func in self.frames]
 
     @property
+    def reached(self) -> list[str]:
+        """The functions, then what the innermost source line calls: a traceback cut after that line (a paste,
+        a stored copy) still shows the function it was entering (`self.run_engine_loop()`)."""
+        return [*self.functions, *(name.rsplit(".", 1)[-1] for name in _CALLED.findall(self.last_code))]
+
+    @property
     def native(self) -> bool:
         """Only native frames (`File "<unknown>", line 0, in cuMemcpyBatchAsync`): torch's C++ stack of a
         crash, printed around its "Segfault encountered", not a Python exception."""

@@ -156,12 +156,19 @@ MODEL_RULES: tuple[Rule, ...] = (
         r"does not appear to have a file named|Can't load (?:the )?config|No model weights found|"
         r"Cannot find any model weights|No such file or directory.{0,200}(?:config\.json|\.safetensors|"
         r"tokenizer)|"
-        r"FileNotFoundError.{0,200}(?:config\.json|\.safetensors|tokenizer)",
+        r"FileNotFoundError.{0,200}(?:config\.json|\.safetensors|tokenizer)|"
+        # the hub's words for a file a repository does not hold (a repository of GGUF files has no config.json)
+        r"Entry Not Found for url: \S+/resolve/",
         hint=Msg("rule.model_files_missing"),
         # the model's files are read while starting; a file missing while serving is a request's (a LoRA
         # adapter, an image path): read by its exception and place
         phases=STARTING,
-        examples=("OSError: /models/x does not appear to have a file named config.json.",),
+        examples=(
+            "OSError: /models/x does not appear to have a file named config.json.",
+            # runpod-workers/worker-vllm #70 (a repository of GGUF files)
+            "Entry Not Found for url: https://huggingface.co/impactframes/llama3_if_ai_sdpromptmkr_q4km/resolve/main/"
+            "config.json.",
+        ),
     ),
     rule(
         "weights_corrupt",

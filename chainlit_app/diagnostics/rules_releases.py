@@ -63,7 +63,9 @@ RELEASE_RULES: tuple[Rule, ...] = (
         r"EngineCoreClient|SamplingParams|RequestOutput|CompletionOutput|ModelConfig|VllmConfig|EngineArgs|"
         # the tokenizer wrappers and the scheduler's output that guided decoding and KV connectors read
         r"AsyncEngineArgs|TokenizerGroup|BaseTokenizerGroup|RayTokenizerGroupPool|SchedulerOutput|"
-        r"CachedRequestData|NewRequestData)' object has no attribute '\w+'",
+        r"CachedRequestData|NewRequestData|"
+        # the OpenAI-compatible server's request objects, which KV-cache plugins (LMCache) read fields of
+        r"CompletionRequest|ChatCompletionRequest)' object has no attribute '\w+'",
         exception_types=("AttributeError",),
         case=True,
         hint=Msg("exception.TypeError.version_mismatch"),
@@ -72,6 +74,8 @@ RELEASE_RULES: tuple[Rule, ...] = (
             "2025-03-24 22:04:27 | ERROR | stderr | AttributeError: 'AsyncLLM' object has no attribute 'engine'",
             # dottxt-ai/outlines #576 (outlines.serve on vLLM built from main)
             "AttributeError: 'TokenizerGroup' object has no attribute 'get_vocab'",
+            # vllm-project/production-stack #433 (an LMCache image whose vLLM lacks the field LMCache reads)
+            "AttributeError: 'CompletionRequest' object has no attribute 'store_cache'",
         ),
     ),
     # A model's own tokenizer code (trust_remote_code) written for transformers < 4.34: newer transformers read
@@ -272,6 +276,21 @@ RELEASE_RULES: tuple[Rule, ...] = (
         examples=(
             # modal-labs/modal-examples #546 (a script saved as vllm.py)
             "ModuleNotFoundError: No module named 'vllm.engine'; 'vllm' is not a package",
+        ),
+    ),
+    # Sampling and request parameters vLLM removed (beam search's, `best_of` in V1, the guided_* fields that became
+    # `structured_outputs`, prompt adapters): a program still passing one was written for an older vLLM,
+    # whenever it passes it (ms-swift #6947: every chat request failed with a 400 naming `best_of`).
+    rule(
+        "parameter_vllm_removed",
+        Kind.VERSION_MISMATCH,
+        # "nexpected": Python's "got an unexpected keyword argument" and an error body's "Unexpected keyword argument"
+        r"nexpected keyword argument ['\"](?:best_of|use_beam_search|length_penalty|early_stopping|"
+        r"prompt_adapter_request|guided_decoding|guided_options_request|guided_(?:json|regex|choice|grammar))['\"]",
+        hint=Msg("rule.parameter_vllm_removed"),
+        examples=(
+            """Error code: 400 - {'message': "Unexpected keyword argument 'best_of'", 'object': 'error'}""",
+            "TypeError: SamplingParams.__init__() got an unexpected keyword argument 'use_beam_search'",
         ),
     ),
 )

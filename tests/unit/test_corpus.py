@@ -123,6 +123,11 @@ HOLDOUT_UNLEARNT_MISSES = {
     "and only the script's `-> CORRUPTED` marks say which are wrong; one of the two models gives a wrong answer in "
     "fluent text, which no reading of the text can call garbled; a rule on a script's own words would be learnt "
     "from one line",
+    "round32a_aiter4855_glm52_fp8_tp8_custom_allreduce_digit_chains.log": "two lines of an answer that starts on "
+    "topic and collapses into single digits separated by commas and dots (`(0,1,1,0,1,0,1,2,0,4,…`), with no "
+    "prefix, request or finish reason: the digit runs a garbled answer shows are long runs, and a list of figures "
+    "in a good answer (a table's row, coordinates) looks the same; nothing reads it without reading healthy "
+    "answers that list numbers as garbled",
 }
 # Dev logs whose label and the documented reading overlap: the second kind is accepted beside the label, for
 # the reason given (the collector's label stays as it was scored).
@@ -195,6 +200,10 @@ ACCEPTED_READINGS = {
         "missing path prints (item 11, model_path_not_there); that the folder exists and vllm-omni's loader sent it "
         "to the hub anyway (fixed by vllm-omni #2125) is in the thread, not in any line, and the hint's first check "
         "(is the path there, as the process sees it) is the one to make either way"),
+    "round32b_workervllm70_gguf_repo_config_entry_not_found.log": (
+        "model_not_found", "the hub's 'Entry Not Found for url: .../resolve/main/config.json.' (round 32): a file the "
+        "repository does not hold, which the boundary drawn in round 16 names model_not_found (model_files_missing, "
+        "whose hint names a repository of GGUF files); that vLLM could not load GGUF then is the thread's reading"),
     # The line between the two kinds (docs/DIAGNOSIS.md, round 11): text that mixes letters of unrelated scripts,
     # U+FFFD, mojibake, byte-level pieces or a run of token 0 is decode_error (the tokens decode to no language:
     # a tokenizer that does not fit, or numerics that pick random ids); well-formed text in its own language that

@@ -36,6 +36,7 @@ ONE_LONG_LINE = {
         "empty_output/round22a_mdvaultmcp919_summarize_empty_finish_length_reasoning_budget.log",
         "slow_or_stalled/round8_gh20891_v0180_qwen3vl_32b_bnb_silent_after_starting_to_load.log",
         "startup_failure/round12a_gh12847_v084_docker_unspecified_platform.log",
+        "startup_failure/round32b_workervllm70_gguf_repo_config_entry_not_found.log",
     },
 }
 
