@@ -35,10 +35,14 @@ OUTPUT_RULES: tuple[Rule, ...] = (
         "token_id_not_decodable",
         Kind.DECODE_ERROR,
         # (not vLLM's 'Token id N is out of vocabulary': a prompt's ids a client sent, checked before generation)
-        r"unknown token id\b|decoding failed: (?:unknown|invalid) token",
+        r"unknown token id\b|decoding failed: (?:unknown|invalid) token|"
+        # HF tokenizers' words when an id past its vocabulary came back as None from id_to_token
+        r"argument 'tokens': 'NoneType' object cannot be converted to 'PyString'",
         hint=Msg("rule.token_id_not_decodable"),
         examples=("ERROR vllm_server completions.rs:411 completion stream failed error=tokenizer error: decoding "
-                  "failed: unknown token ID: 248257",),
+                  "failed: unknown token ID: 248257",
+                  # LeoLM's discussion #4 on Hugging Face (a tokenizer of 32,002 ids, an embedding of 32,128 rows)
+                  "TypeError: argument 'tokens': 'NoneType' object cannot be converted to 'PyString'"),
     ),
     rule(
         "detokenizer_reset",

@@ -128,6 +128,10 @@ HOLDOUT_UNLEARNT_MISSES = {
     "prefix, request or finish reason: the digit runs a garbled answer shows are long runs, and a list of figures "
     "in a good answer (a table's row, coordinates) looks the same; nothing reads it without reading healthy "
     "answers that list numbers as garbled",
+    "round33b_hfphi4_38_output_runs_past_eos.log": "a curl command and one plain line of answer that writes the "
+    "next turn (`Paris.<|im_start|>user<|im_sep|>` and then Hindi): a printed prompt carries the same markers on a "
+    "plain line, and one line does not tell an answer from a prompt; the turn-marker reading stays on answers "
+    "(bodies, fields, echoes) where it cannot alarm on a prompt",
 }
 # Dev logs whose label and the documented reading overlap: the second kind is accepted beside the label, for
 # the reason given (the collector's label stays as it was scored).
