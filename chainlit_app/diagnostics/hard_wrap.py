@@ -2,9 +2,9 @@
 
 A log pasted through `fold`, an e-mail client or a fixed-width page loses its line ends: `CUDA out of memory`
 lands on one line and `Tried to allocate` on the next, a JSON body is cut inside its strings, and the pieces
-read as nothing, so a failure came back `healthy` (36 of 540 failing dev logs at 120 columns, 56 at 80) and
-healthy logs raised findings (6 and 15). The cut width is the longest length at least three lines share and no
-line exceeds; a line of that width is joined to the next unless what follows starts as a line does.
+read as nothing, so a failure came back `healthy` (36 of 556 failing dev logs at 120 columns, 56 at 80) and
+healthy logs raised findings (6 and 15 of 172). The cut width is the longest length at least `MIN_CUT_LINES` lines
+share and no line exceeds; a line of that width is joined to the next unless what follows starts as a line does.
 
 What is *not* a cut, each seen in the corpus as posted (tables were why a first joining was dropped):
 - a table's row: it ends on a border (`|`, `+`, `│`, ...) or the next line starts with the same border;
