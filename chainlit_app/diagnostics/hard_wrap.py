@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice, pairwise
 
-from chainlit_app.diagnostics.lineformat import parse_line
+from chainlit_app.diagnostics.lineformat import ParsedLine, parse_line
 
 WRAP_WINDOW = 256
 MIN_CUT_WIDTH = 60  # narrower "widths" are short lines that happen to be equal, not a terminal's
@@ -83,16 +83,21 @@ def cut_width(texts: list[str]) -> int | None:
 def _whole_at_width(texts: list[str], width: int) -> tuple[set[str], set[tuple[str, str]]]:
     """Lines of the width seen whole: (a line followed by itself, the starts of a template whose line of the width
     was followed by another of its kind). A cut's piece is followed by its rest, never by a line like it."""
-    repeated = {a for a, b in pairwise(texts) if parse_line(a).message == parse_line(b).message}
-    templates = {_template(a) for a, b in pairwise(texts)
-                 if len(a) == width and a[:_SAME_START] == b[:_SAME_START] and _template(a) == _template(b)}
+    parsed = [parse_line(text) for text in texts]  # once per line, not once per side of each pair
+    pairs = list(pairwise(zip(texts, parsed, strict=True)))
+    repeated = {a for (a, pa), (_b, pb) in pairs if pa.message == pb.message}
+    templates = {_template_of(pa) for (a, pa), (b, pb) in pairs
+                 if len(a) == width and a[:_SAME_START] == b[:_SAME_START] and _template_of(pa) == _template_of(pb)}
     return repeated, templates
 
 
 def _template(text: str) -> tuple[str, str]:
     """What lines of one template share: their logger and the start of their message (not the process tag or
     the time, which every line of a process shares)."""
-    parsed = parse_line(text)
+    return _template_of(parse_line(text))
+
+
+def _template_of(parsed: ParsedLine) -> tuple[str, str]:
     return parsed.logger, parsed.message[:_TEMPLATE_START]
 
 
