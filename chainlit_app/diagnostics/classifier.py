@@ -51,16 +51,19 @@ from .redact import SecretSource, secrets_of
 from .request_lines import RequestLines
 from .rule_tables import RULES
 from .rules import ALL_PHASES, Context, most_specific
+from .shell_words import in_english
 from .stats import StallWatch
 from .taxonomy import KINDS, Kind
 from .traceback_ladder import TracebackLadder
 
 # Cheap first looks before the full patterns (most lines are neither). An exception line may come indented: a
 # poster quoting a line under a command (vllm-gaudi #1407), a logger indenting a relayed error.
+_AS_WRITTEN_KEPT = 64
 _TORCH_FIRST_WORDS = "|".join(sorted({re.escape(words.split()[0]) for words, _type in UNTYPED_TORCH_MESSAGES}))
 _MAY_BE_EXCEPTION = re.compile(rf"\s*(?:[\w.]*[A-Z]\w*(?::|$)|(?:Value error|Assertion failed), |"
                                rf"(?i:{_TORCH_FIRST_WORDS}) )")
 _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|core dumped|double free|invalid pointer|"
+                           r"bus error|illegal instruction|aborted|floating point exception|"
                            r"terminate called|panic|signal|exitcode=-|died with|died or was killed|terminated by")
 # A client's error as its status and message (the openai library for JavaScript prints `400 <message>`, as do
 # coding agents built on it): an error response, as a body with that code would be. A count ("500 requests") is not.
@@ -117,6 +120,9 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         self._named_messages: dict[str, int] = {}  # process -> line of its latest message a rule named
         self._fatal_guesses: list[Finding] = []  # fatal signals named before their stack showed the phase
         self._chains = ChainLinks()  # 'The above exception was the direct cause …': the next traceback's cause
+        # Lines read in the shell's English words (`shell_words.py`), by number: the evidence shows them as
+        # written. Bounded: such lines are rare, and only recent ones can still be cited.
+        self._as_written: dict[int, str] = {}
 
     @property
     def ready(self) -> bool:
@@ -132,6 +138,11 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         self._previous_line, self._last_line = self._last_line, lineno
         if '"log":' in raw[:40] or ('{"' in raw[:60] and raw.endswith("}")):
             raw = unwrap_docker_json(raw)  # Docker's json-file lines and structured (JSON) log lines
+        if (english := in_english(raw)) is not raw:  # a shell's `段错误 (核心已转储)`: its English words
+            self._as_written[lineno] = strip_ansi(raw)
+            if len(self._as_written) > _AS_WRITTEN_KEPT:
+                del self._as_written[next(iter(self._as_written))]
+            raw = english
         low = raw.lower()
         self._stalls.observe(low)
         if "LISTEN" in raw or "Uvicorn running on" in raw:
@@ -362,7 +373,7 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         return Finding(
             kind=kind.value,
             line=lineno,
-            text=evidence_text(text, secrets_of(self._secrets)),
+            text=evidence_text(self._as_written.get(lineno, text), secrets_of(self._secrets)),
             hint=hint or KINDS[kind].fix_msgs[0],
             rule=rule,
             role=role,

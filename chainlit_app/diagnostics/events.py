@@ -70,6 +70,10 @@ _FATAL = re.compile(
     r"died with (?:exit code -|signal)|terminated by signal|double free or corruption|free\(\): invalid|"
     r"worker died or was killed|"
     r"realloc\(\): invalid|terminate called after throwing|thread '[^']*' panicked at|"
+    # a shell's job notice or an interactive shell's report of a job a fault killed (`line 3:  4242 Bus error
+    # python …`, `Illegal instruction`); SIGSEGV's words and `(core dumped)` are matched above
+    r"^\s*(?:Bus error|Illegal instruction|Aborted|Floating point exception)\s*$|"
+    r"\b\d+\s+(?:Bus error|Illegal instruction|Aborted|Floating point exception)(?:\s{2,}|\s*$)|"
     # Go's runtime (Ollama, gateways and routers in front of vLLM): an unrecovered panic, or the runtime's own
     # fatal error ("fatal error: runtime: out of memory", "all goroutines are asleep - deadlock!")
     r"^panic: |^fatal error: ",

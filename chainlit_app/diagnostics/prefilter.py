@@ -57,6 +57,10 @@ _EXTRA_NEEDLES = (
     "segfault",
     "vllm:num_requests_",
     "core dumped",
+    "bus error",  # a shell's notice of a job a fault killed (events._FATAL)
+    "illegal instruction",
+    "aborted",
+    "floating point exception",
     "signal",
     "exception",
     "exc.",  # torch._dynamo.exc.BackendCompilerFailed: a library's exception module
