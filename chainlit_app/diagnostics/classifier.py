@@ -29,6 +29,8 @@ from .events import Body, EventFolder, Traceback
 from .exception_shapes import (
     UNTYPED_TORCH_MESSAGES,
     flattened_traceback,
+    relayed_exception,
+    untyped_python_exception,
     untyped_torch_exception,
     without_group_gutter,
 )
@@ -221,8 +223,9 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         bare = self._folder.bare_exception(parsed, lineno) if may_be else None
         if bare is None and ", line " in msg:
             bare = flattened_traceback(parsed, lineno)
-        elif bare is None and may_be:
-            bare = untyped_torch_exception(parsed, lineno)
+        elif bare is None:  # a message without its class, or an exception behind a server's status label
+            bare = (untyped_torch_exception(parsed, lineno) if may_be else None) or \
+                untyped_python_exception(parsed, lineno) or relayed_exception(parsed, lineno)
         bare = None if bare is None or is_harmless(parsed) else bare
         if bare is not None:
             return self._on_traceback(bare, parsed, text, replaced)

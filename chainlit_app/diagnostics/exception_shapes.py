@@ -1,10 +1,11 @@
-"""Exceptions printed in shapes other than a plain traceback: torch's message without its class, a whole
-traceback folded onto one line, and an exception group's tracebacks behind their `|` gutter. Each is read as the
-exception it is, so that it is never passed over.
+"""Exceptions printed in shapes other than a plain traceback: torch's or CPython's message without its class, an
+exception relayed behind a status label, a whole traceback folded onto one line, and an exception group's
+tracebacks behind their `|` gutter. Each is read as the exception it is, so that it is never passed over.
 """
 
 from __future__ import annotations
 
+import errno
 import re
 from dataclasses import replace
 
@@ -21,6 +22,59 @@ UNTYPED_TORCH_MESSAGES: tuple[tuple[str, str], ...] = (
     ("mat1 and mat2 shapes cannot be multiplied", "RuntimeError"),
     ("expected all tensors to be on the same device", "RuntimeError"),
 )
+# CPython's own messages for its built-in exceptions, printed without their class: `print(exc)`, a wrapper's
+# `str(exc)` on a line of its own, a poster quoting the message alone (smolagents #1896: `expected string or
+# bytes-like object, got 'NoneType'`). The words are the interpreter's: tests/unit/test_untyped_exceptions.py raises
+# each for real and reads its str() back as its class. Whole lines only: a sentence that quotes one is not read.
+_UNTYPED_PYTHON: tuple[tuple[str, str], ...] = (
+    (r"expected string or bytes-like object(?:, got '[\w.]+')?", "TypeError"),
+    (r"'[\w.]+' object is not (?:subscriptable|iterable|callable)", "TypeError"),
+    (r"object of type '[\w.]+' has no len\(\)", "TypeError"),
+    (r"can only concatenate \w+ \(not \"[\w.]+\"\) to \w+", "TypeError"),
+    (r"argument of type '[\w.]+' is not iterable", "TypeError"),
+    (r"unsupported operand type\(s\) for [^:]{1,6}: '[\w.]+' and '[\w.]+'", "TypeError"),
+    (r"(?:string|str) indices must be integers(?: or slices)?(?:, not '[\w.]+')?", "TypeError"),
+    (r"[\w.<>]+\(\) (?:got an unexpected keyword argument '\w+'|missing \d+ required (?:positional|keyword-only) "
+     r"arguments?: '\w+'(?:,? (?:and )?'\w+')*)", "TypeError"),
+    (r"'[\w.]+' object has no attribute '\w+'", "AttributeError"),
+    (r"(?:list|tuple|string) index out of range", "IndexError"),
+    (r"Expecting (?:value|property name enclosed in double quotes|',' delimiter|':' delimiter): line \d+ column "
+     r"\d+ \(char \d+\)", "JSONDecodeError"),
+    (r"(?:invalid literal for int\(\) with base \d+|could not convert string to float): '.*'", "ValueError"),
+    (r"No module named '[\w.]+'(?:; '[\w.]+' is not a package)?", "ModuleNotFoundError"),
+    (r"cannot import name '\w+' from '[\w.]+'(?: \([^()]*\))?", "ImportError"),
+    (r"'[\w-]+' codec can't encode characters? .{1,40} in position \d+(?:-\d+)?: .{1,80}", "UnicodeEncodeError"),
+    (r"(?:integer |float )?division (?:or modulo )?by zero", "ZeroDivisionError"),
+    (r"\[Errno \d+\] [\w ,'-]{3,60}(?:: '[^']*')?", "OSError"),  # its class by its number, as CPython picks it
+)
+_UNTYPED_PYTHON_LINE = re.compile("(?:" + "|".join(f"(?P<t{i}>{words})" for i, (words, _type) in
+                                                   enumerate(_UNTYPED_PYTHON)) + r")\s*$")
+# lower-case words every message above holds: the prefilter's needles for them
+UNTYPED_PYTHON_NEEDLES = ("expected string or bytes", "object is not ", "has no len()", "can only concatenate",
+                          "is not iterable", "unsupported operand", "indices must be integers", "() got an unexpected",
+                          "required positional", "required keyword", "has no attribute", "index out of range",
+                          "expecting ", "invalid literal for", "could not convert", "no module named",
+                          "cannot import name", "codec can't encode", "division", "[errno ")
+
+
+def _errno_class(number: int) -> str:
+    """The OSError subclass CPython raises for an errno (ENOENT: FileNotFoundError, ECONNREFUSED:
+    ConnectionRefusedError), asked of CPython itself."""
+    return type(OSError(number, errno.errorcode.get(number, ""))).__name__
+
+
+# The status a server relays an exception under, before the exception's own line: gRPC's status codes (the names
+# of grpc.StatusCode, bare or as `[StatusCode.UNAVAILABLE]`) and Triton's error codes in its words
+# (TRITONSERVER_ErrorCodeString): `UNAVAILABLE: Internal: AssertionError: vLLM Triton backend must be configured to
+# use decoupled model transaction policy` (vLLM #1647) is that AssertionError.
+_STATUS_LABELS = re.compile(
+    r"^(?:(?:\[StatusCode\.[A-Z_]+\]|OK|CANCELLED|UNKNOWN|INVALID_ARGUMENT|DEADLINE_EXCEEDED|NOT_FOUND|ALREADY_EXISTS|"
+    r"PERMISSION_DENIED|RESOURCE_EXHAUSTED|FAILED_PRECONDITION|ABORTED|OUT_OF_RANGE|UNIMPLEMENTED|INTERNAL|"
+    r"UNAVAILABLE|DATA_LOSS|UNAUTHENTICATED|Unknown|Internal|Not found|Invalid argument|Unavailable|Unsupported|"
+    r"Already exists|Cancelled):?\s+)+")
+_RELAYED = re.compile(r"(?P<type>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<msg>\S.*)$")
+
+
 # A traceback whose line breaks a page or a chat folded away, so frames, code and exception share one line:
 # `ile ".../tokenization_baichuan.py", line 101, in vocab_size return self.sp_model.get_piece_size()
 # AttributeError: 'BaichuanTokenizer' object has no attribute 'sp_model'` (Baichuan2 #204). The exception is
@@ -43,6 +97,30 @@ def untyped_torch_exception(parsed: ParsedLine, lineno: int) -> Traceback | None
             return Traceback(first_line=lineno, line=lineno, exception_type=exception_type, message=message,
                              process=parsed.process, text=message)
     return None
+
+
+def untyped_python_exception(parsed: ParsedLine, lineno: int) -> Traceback | None:
+    """CPython's message printed without its class (`_UNTYPED_PYTHON`), as the exception it is."""
+    message = parsed.message.strip()
+    found = _UNTYPED_PYTHON_LINE.match(message) if len(message) < 2000 else None
+    if found is None or found.lastgroup is None:
+        return None
+    exception_type = _UNTYPED_PYTHON[int(found.lastgroup[1:])][1]
+    if exception_type == "OSError":
+        exception_type = _errno_class(int(re.findall(r"\d+", message)[0]))
+    return Traceback(first_line=lineno, line=lineno, exception_type=exception_type, message=message,
+                     process=parsed.process, text=message)
+
+
+def relayed_exception(parsed: ParsedLine, lineno: int) -> Traceback | None:
+    """An exception a server relays behind its status labels (`_STATUS_LABELS`), as that exception."""
+    message = parsed.message.strip()
+    labels = _STATUS_LABELS.match(message)
+    relayed = _RELAYED.match(message, labels.end()) if labels is not None else None
+    if relayed is None:
+        return None
+    return Traceback(first_line=lineno, line=lineno, exception_type=relayed.group("type").rsplit(".", 1)[-1],
+                     message=relayed.group("msg").strip(), process=parsed.process, text=message)
 
 
 def flattened_traceback(parsed: ParsedLine, lineno: int) -> Traceback | None:

@@ -94,8 +94,11 @@ _PY_WARNING = re.compile(r"\b\w*Warning: ")
 # whose main process failed ("Main process exited, code=exited, status=1/FAILURE", "Failed with result
 # 'exit-code'"; a clean stop says status=0/SUCCESS or "Deactivated successfully", and a stop asked for ends on
 # SIGTERM or SIGINT, status=15/TERM or 2/INT)
-_UNLEVELLED_ERROR = re.compile(r"Error: (?=\S)|(?:[\w.@-]+: )?(?:Main process exited, code=(?:exited|killed|dumped), "
-                               r"status=(?!0/|15/|2/)\d+|Failed with result '(?!success')[\w-]+')")
+_UNLEVELLED_ERROR = re.compile(
+    # a program's own error label, its message after it or on the next line ("Error in code parsing:", smolagents)
+    r"Error: (?=\S)|Error (?:in|while|during|when|occurred)\b[^:]{0,80}:(?:\s|$)|"
+    r"(?:[\w.@-]+: )?(?:Main process exited, code=(?:exited|killed|dumped), "
+    r"status=(?!0/|15/|2/)\d+|Failed with result '(?!success')[\w-]+')")
 # Levels inside other logging formats: "2025-02-28 17:34:37,164 xinference.core.worker 1 ERROR    msg",
 # "Evaluation - ERROR - msg", "kserve ERROR [__main__.py:<module>():254] msg".
 _INNER_LEVEL = re.compile(r"^[\w.:<>()\[\] -]{0,80}?(?:^|[\s\-|\[])"

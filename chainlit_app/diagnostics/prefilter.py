@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .exception_shapes import UNTYPED_TORCH_MESSAGES
+from .exception_shapes import UNTYPED_PYTHON_NEEDLES, UNTYPED_TORCH_MESSAGES
 from .rule_tables import RULES
 
 # Per-request bookkeeping lines: the bulk of a busy log. "received request" lines may quote the user's
@@ -85,7 +85,7 @@ def _minimal(needles: set[str]) -> tuple[str, ...]:
 
 
 PREFILTER_NEEDLES = _minimal({n for r in RULES for n in r.needles} | set(_EXTRA_NEEDLES)
-                             | {words for words, _type in UNTYPED_TORCH_MESSAGES})
+                             | {words for words, _type in UNTYPED_TORCH_MESSAGES} | set(UNTYPED_PYTHON_NEEDLES))
 
 # Faster form of the same test: a needle that holds a whole word inside it (e.g. "already" in
 # "address already in use") occurs only in lines that contain that word as a token, and one set

@@ -128,6 +128,10 @@ HOLDOUT_UNLEARNT_MISSES = {
     "prefix, request or finish reason: the digit runs a garbled answer shows are long runs, and a list of figures "
     "in a good answer (a table's row, coordinates) looks the same; nothing reads it without reading healthy "
     "answers that list numbers as garbled",
+    "round34c_clongeval6_qwen2_72b_vllm_self_question_runon.log": "an evaluation harness's saved record (the "
+    "command, then one JSON line) whose answer, under the harness's own key `response_qwen2-72b-32k`, answers and "
+    "then writes new `问题：…\\n答案：…` pairs until it is cut: no answer field of a server or client holds it, and "
+    "question-and-answer pairs in an answer are what a healthy quiz or FAQ answer holds too",
     "round33b_hfphi4_38_output_runs_past_eos.log": "a curl command and one plain line of answer that writes the "
     "next turn (`Paris.<|im_start|>user<|im_sep|>` and then Hindi): a printed prompt carries the same markers on a "
     "plain line, and one line does not tell an answer from a prompt; the turn-marker reading stays on answers "
