@@ -128,8 +128,9 @@ def judge_body(body: dict[str, Any]) -> AnswerVerdict | None:
         choices = [body]  # a serving layer that flattens the first choice into the body
     if not isinstance(choices, list) and body.get("role") == "assistant" and "content" in body:
         choices = [{"message": body}]  # the message object alone
-    if not isinstance(choices, list) and isinstance(body.get("message"), dict) and "finish_reason" in body:
-        choices = [body]  # one choice alone
+    if not isinstance(choices, list) and "finish_reason" in body and (
+            isinstance(body.get("message"), dict) or (isinstance(body.get("text"), str) and "index" in body)):
+        choices = [body]  # one choice alone, chat's or completions' (a pretty-printed body cut to its choices)
     if body.get("done_reason") in ("load", "unload"):
         return None  # Ollama loading or unloading a model answers an empty request with no text, rightly
     if not isinstance(choices, list) and "done_reason" in body:  # Ollama's own API: /api/chat, /api/generate

@@ -200,7 +200,11 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"Min(?:imum)? capability: \d+|not supported (?:for|on) (?:the current|this) GPU|"
         r"compute capability (?:of )?\d+\.?\d* (?:is )?(?:not supported|too low|required)|"
-        r"requires (?:a )?(?:GPU|device) with compute capability|only supported on GPUs with compute capability|"
+        r"requires (?:a )?(?:GPU|device) with compute capability|"
+        # torch's words for a kernel the GPU is too old for (`torch._scaled_mm`, FP8); not vLLM's FlashAttention
+        # check ("FA2 is only supported on devices with compute capability >= 8"), after which vLLM picks another
+        # attention backend and goes on
+        r"only supported on (?:GPUs|CUDA devices) with compute capability|"
         r"too old to be supported by the triton|"
         r"only supports? (?:Ampere|Ada|Hopper|Turing|Volta|Blackwell)\b[^.\n]{0,30}(?:or newer|and newer|or later)",
         hint=Msg("rule.gpu_capability_too_low"),
@@ -210,6 +214,22 @@ BUILD_RULES: tuple[Rule, ...] = (
             "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
             "[rank0]: RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU "
             "compiler, which is used as the",
+            # an FP8 checkpoint on an Ampere GPU (neuralmagic's Llama-3.1-70B-FP8, discussion 2)
+            "[rank0]: RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute capability >= "
+            "9.0 or 8.9, or ROCm MI300+",
+        ),
+    ),
+    rule(
+        "gpu_newer_than_toolkit",
+        Kind.VERSION_MISMATCH,
+        # the CUDA toolkit's compilers (ptxas: Triton's bundled one, nvcc) do not know the GPU's architecture: a GPU
+        # newer than the toolkit of the build (Blackwell's sm_120 / sm_121 before CUDA 12.8 / 12.9)
+        r"Value 'sm_\d+[a-z]?' is not defined for option 'gpu-name'|"
+        r"Unsupported gpu architecture '(?:compute|sm)_\d+[a-z]?'",
+        hint=Msg("rule.gpu_newer_than_toolkit"),
+        examples=(
+            "ptxas fatal : Value 'sm_121a' is not defined for option 'gpu-name'",  # MinerU on a DGX Spark (GB10)
+            "nvcc fatal   : Unsupported gpu architecture 'compute_120'",
         ),
     ),
     rule(

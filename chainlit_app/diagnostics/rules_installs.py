@@ -1,5 +1,6 @@
 """What an install says of itself: a model reference that leads to no config, a vLLM that lacks one of its own
-modules, transformers' lazy import failing on a package that does not fit, Ray's list of possible causes.
+modules, transformers' lazy import failing on a package that does not fit or naming one the environment lacks,
+Ray's list of possible causes.
 
 Learnt from holdout round 11 (each rule keeps real lines; `tests/unit/test_diagnosis_mechanisms11.py`).
 Data only: see `rules.py` for what the fields mean and how the winner is chosen.
@@ -78,6 +79,21 @@ INSTALL_RULES: tuple[Rule, ...] = (
         examples=(
             "RuntimeError: Failed to import transformers.models.clip.modeling_clip because of the following error "
             "(look up to see its traceback):",
+        ),
+    ),
+    rule(
+        "optional_package_missing",
+        Kind.VERSION_MISMATCH,
+        # transformers' own words for a package the model's code or tokenizer needs and the environment lacks (its
+        # `requires_backends` and tokenizer conversion), said in a ValueError or ImportError of its own: the
+        # environment does not hold what the model needs, as a ModuleNotFoundError would say (the exception table)
+        r"You need to have \w+ installed to convert a slow tokenizer|"
+        r"\brequires the [\w.-]+ library but it was not found in your environment",
+        hint=Msg("rule.optional_package_missing"),
+        examples=(  # casperhansen/llama-3-70b-instruct-awq, discussion 4 (vLLM 0.3.1)
+            "You need to have sentencepiece installed to convert a slow tokenizer to a fast one.",
+            "ImportError: LlamaTokenizer requires the protobuf library but it was not found in your environment. "
+            "Checkout the instructions on the installation page of its repo:",
         ),
     ),
 )

@@ -143,7 +143,21 @@ MODEL_RULES: tuple[Rule, ...] = (
     rule(
         "tokenizer_missing",
         Kind.STARTUP_FAILURE,
-        r"Couldn't instantiate the backend tokenizer|Can't load tokenizer|Tokenizer class \w+ does not exist",
+        r"Can't load tokenizer|Tokenizer class \w+ does not exist",
+        hint=Msg("rule.tokenizer_missing"),
+        examples=(  # transformers' own wordings
+            "OSError: Can't load tokenizer for 'bert-base-uncased'. If you were trying to load it from "
+            "'https://huggingface.co/models', make sure you don't have a local directory with the same name.",
+            "ValueError: Tokenizer class LlamaTokenizer does not exist or is not currently imported.",
+        ),
+    ),
+    rule(
+        "backend_tokenizer_not_built",
+        Kind.STARTUP_FAILURE,
+        # transformers' head line for a fast tokenizer it could not build; the lines of its message below it say
+        # why (a package it needs, `optional_package_missing`), and that reason decides when it is there
+        r"Couldn't instantiate the backend tokenizer",
+        role="weak",
         hint=Msg("rule.tokenizer_missing"),
         examples=("ValueError: Couldn't instantiate the backend tokenizer from one of:",),
     ),
