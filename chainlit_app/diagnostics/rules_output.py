@@ -14,6 +14,21 @@ from .taxonomy import Kind
 OUTPUT_RULES: tuple[Rule, ...] = (
     # --- output that cannot be read ---
     rule(
+        "locale_codec_decode",
+        Kind.DECODE_ERROR,
+        # UTF-8 bytes read with the system's locale encoding, not with UTF-8: GBK on Chinese Windows (and a zh_CN.GBK
+        # Linux), cp1252 ('charmap') on Western Windows, ASCII under a bare C locale. Python's open() without
+        # encoding= takes the locale's; the bytes are fine, the reading is not (before `unicode_decode`: a tie goes
+        # to the earlier rule)
+        r"'(?:gbk|gb2312|gb18030|cp936|cp950|big5|cp932|shift_jis|euc_jp|cp949|euc_kr|cp125\d|charmap|ascii)' "
+        r"codec can't decode byte",
+        hint=Msg("rule.locale_codec_decode"),
+        examples=(  # CPython's own words (tests/unit/test_locale_codec.py reads a UTF-8 file under a real GBK locale)
+            "UnicodeDecodeError: 'gbk' codec can't decode byte 0xad in position 2: illegal multibyte sequence",
+            "UnicodeDecodeError: 'ascii' codec can't decode byte 0xe4 in position 0: ordinal not in range(128)",
+        ),
+    ),
+    rule(
         "unicode_decode",
         Kind.DECODE_ERROR,
         r"UnicodeDecodeError|codec can't decode byte|invalid continuation byte",

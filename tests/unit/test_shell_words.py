@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +16,7 @@ import pytest
 
 from chainlit_app.diagnostics import HEALTHY, classify_lines
 from chainlit_app.diagnostics.shell_words import TABLE, in_english
+from tests.real_locales import built_locale
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCALES = Path("/usr/share/locale")
@@ -40,18 +39,10 @@ def test_the_table_is_the_catalogues_own_words() -> None:
     assert [tuple(row) for row in rows] == _generator().collect()
 
 
-def _locale(tmp: Path, name: str) -> dict[str, str]:
-    source, _, charset = name.partition(".")
-    subprocess.run(["localedef", "-i", source, "-f", charset, str(tmp / name)], check=True, capture_output=True)
-    return {**os.environ, "LOCPATH": str(tmp), "LANG": name, "LC_ALL": name, "LANGUAGE": ""}
-
-
 @pytest.fixture(scope="module")
 def shells(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
-    if shutil.which("localedef") is None or not Path("/usr/share/i18n/locales/zh_CN").exists():
-        pytest.skip("localedef or the locales' sources are missing (Debian's `locales` package)")
     tmp = tmp_path_factory.mktemp("locales")
-    return {name: _locale(tmp, name) for name in ("zh_CN.UTF-8", "zh_TW.UTF-8", "ja_JP.UTF-8")}
+    return {name: built_locale(tmp, name) for name in ("zh_CN.UTF-8", "zh_TW.UTF-8", "ja_JP.UTF-8")}
 
 
 def _killed_by(signal: str, env: dict[str, str]) -> str:
