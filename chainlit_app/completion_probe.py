@@ -77,6 +77,7 @@ class CompletionProbe:
         self._health_ok_since: float | None = None  # wall clock
         self._launch = 0  # counts starts, stops and /health failures: a probe begun under another is stale
         self._serving = True  # False from note_stopped to the next note_started (unknown at first: /health decides)
+        self._answers = 0  # completions that answered (probes, remedies' verifications): newer proof than a probe
 
     @property
     def degraded(self) -> bool:
@@ -122,10 +123,14 @@ class CompletionProbe:
     # -- probing ----------------------------------------------------------------------------------------------
     async def probe(self, base_url: str, api_key: str, model: str) -> ProbeResult:
         """Send the completion (the remedies' verification: one client, one definition of 'answers')."""
-        launch = self._launch
+        launch, answers = self._launch, self._answers
         result = await self._send(base_url, api_key, model)
         if launch != self._launch:
             log.info("probe result dropped: the engine restarted or failed /health meanwhile (%s)", result.detail[:200])
+        elif not result.ok and self._answers != answers:
+            # another completion (a remedy's verification right after a restart) answered while this one waited:
+            # the engine answers; on a busy CPU the probe's own timeout ran out behind that request
+            log.info("probe failure dropped: a completion answered while it ran (%s)", result.detail[:200])
         else:
             self.record(result)
         return result
@@ -152,6 +157,7 @@ class CompletionProbe:
         if result.refused:
             log.info("probe completion refused by the server (it answers: not degraded): %s", result.detail[:200])
         if result.ok or result.refused:
+            self._answers += 1
             if self.failures:
                 log.info("engine answers a completion again after %d failed probe(s)", self.failures)
                 self.store.resolve_kind(Kind.DEGRADED.value, Msg("resolved.probe_answered"))

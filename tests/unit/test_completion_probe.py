@@ -122,6 +122,28 @@ async def test_a_verified_remedy_answer_clears_degraded_at_once(engine: type[Eng
     assert not probe.degraded and not _open(store)
 
 
+async def test_a_probe_that_failed_while_a_remedy_verified_an_answer_is_dropped(engine: type[Engine]) -> None:
+    """The fresh-clone failure of test_free_port_moves_vllm_off_a_port_another_program_holds: after the remedy's
+    restart the probe (due at once) and the remedy's verification both asked the engine; the verification
+    answered, the probe's wait ran out behind it on a busy 2-core machine, and the engine was shown `degraded`
+    right after a verified fix. A failure newer proof has overtaken is dropped; the next probe decides."""
+    store = FindingsStore()
+    probe = CompletionProbe(store, interval=60, timeout=5, restart_after=0)
+    probe.note_health(True)
+    with serving(engine) as url:
+        engine.mode = "hang"
+        in_flight = asyncio.create_task(probe.probe(url, "key", "demo"))
+        await asyncio.sleep(0.2)
+        probe.note_answered("Paris", 12.5)  # the remedy's verification answered meanwhile
+        engine.mode = "error"
+        engine.release.set()
+        assert not (await in_flight).ok
+        assert not probe.degraded and not _open(store), "an overtaken probe failure counted"
+        # a failure with no newer answer still counts
+        assert not (await probe.probe(url, "key", "demo")).ok
+    assert probe.degraded and _open(store)
+
+
 async def test_a_refusal_ends_a_degraded_episode_and_a_stale_probe_is_dropped(engine: type[Engine]) -> None:
     """A probe in flight while the engine restarts (a remedy) failed against the old launch: it is dropped, and
     a 400 from the new launch proves it answers."""
