@@ -87,8 +87,9 @@ _FATAL_BANNER = re.compile(r"^[!*=#\s]*(?:Segfault encountered|Fatal Python erro
 # request.tools)`, vLLM #39683) says nothing of it.
 _CALLED = re.compile(r"[A-Za-z_][\w.]*(?=\s*[(.])")
 # Innermost frames worth naming: the serving stack's own code, not asyncio or the standard library.
-_OWN_CODE = re.compile(r"(?:^|/)(vllm|transformers|tokenizers|torch|jinja2|safetensors|huggingface_hub|openai|"
-                       r"httpx|httpcore|requests|urllib3|aiohttp|xformers|flash_attn|triton)/")
+# A server's OpenAI-compatible entrypoint package (`vllm_omni/entrypoints/openai/`) is not the openai library.
+_OWN_CODE = re.compile(r"(?:^|/)(vllm|transformers|tokenizers|torch|jinja2|safetensors|huggingface_hub|"
+                       r"(?<!entrypoints/)openai|httpx|httpcore|requests|urllib3|aiohttp|xformers|flash_attn|triton)/")
 
 
 @dataclass

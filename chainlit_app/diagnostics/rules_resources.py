@@ -50,13 +50,19 @@ RESOURCE_RULES: tuple[Rule, ...] = (
         r"\bcuda\w*Malloc\w* failed: out of memory|unable to allocate \w* ?buffer|failed to allocate \w+ buffer|"
         r"Not enough memory to handle \d+ (?:prefill )?tokens|"
         # Apple's Metal (vllm-metal, MLX): a command buffer the GPU could not back with memory
-        r"kIOGPUCommandBufferCallbackErrorOutOfMemory|\[METAL\] Command buffer execution failed: Insufficient Memory",
+        r"kIOGPUCommandBufferCallbackErrorOutOfMemory|\[METAL\] Command buffer execution failed: Insufficient Memory|"
+        # XLA on a TPU (vLLM's TPU backend, JAX): its status for memory, in its allocator's words
+        r"RESOURCE_EXHAUSTED:.{0,120}?(?:[Oo]ut of memory|Attempting to reserve|[Ee]rror allocating)|"
+        r"Attempting to reserve [\d.]+[KMGT]i?B? at the bottom of memory",
         hint=Msg("rule.gpu_oom"),
         examples=(
             # vllm-metal #274: guidellm's load on a Mac, the engine core aborts
             "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer "
             "execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.63 GiB",
+            # AI-Hypercomputer/tpu-recipes #151: gpt-oss on a TPU, --gpu-memory-utilization 0.93
+            "RESOURCE_EXHAUSTED: Error loading program 'jit__multi_slice': Attempting to reserve 6.14G at the bottom "
+            "of memory. That was not possible.",
             "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: "
             "out of memory",  # llama.cpp's allocator, as Ollama's runner prints it
         ),

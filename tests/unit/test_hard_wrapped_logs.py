@@ -37,6 +37,7 @@ ONE_LONG_LINE = {
         "slow_or_stalled/round8_gh20891_v0180_qwen3vl_32b_bnb_silent_after_starting_to_load.log",
         "startup_failure/round12a_gh12847_v084_docker_unspecified_platform.log",
         "startup_failure/round32b_workervllm70_gguf_repo_config_entry_not_found.log",
+        "out_of_memory/round36b_tpurecipes151_gptoss_tpu_resource_exhausted.log",
     },
 }
 
