@@ -36,6 +36,7 @@ from .exception_shapes import (
 )
 from .exceptions import error_body, lookup
 from .findings import Finding, evidence_text
+from .grpc_status import as_http_status
 from .harmless import SHM_WAIT, is_harmless
 from .inventory_lines import InventoryBlock
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
@@ -238,6 +239,9 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         if status is not None:  # no rule named its message: its status, then the phase, as for an error body
             return self._error_response(["HTTPStatusError"], f"status code {status['status']}: {status['message']}",
                                         lineno, text)
+        grpc = as_http_status(msg)
+        if grpc is not None:  # a gRPC status (Triton, XLA): the HTTP status gRPC maps it to
+            return self._error_response(["HTTPStatusError"], f"status code {grpc[0]}: {grpc[1]}", lineno, text)
         fatal = self._folder.fatal(msg, lineno) if _MAY_BE_FATAL.search(msg) else None
         if fatal is not None:
             # native code (kernels, NCCL) runs once the model is loaded: in an excerpt that shows no phase at

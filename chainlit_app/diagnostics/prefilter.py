@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from .exception_shapes import UNTYPED_PYTHON_NEEDLES, UNTYPED_TORCH_MESSAGES
+from .grpc_status import NEEDLES as GRPC_STATUS_NEEDLES
 from .rule_tables import RULES
 
 # Per-request bookkeeping lines: the bulk of a busy log. "received request" lines may quote the user's
@@ -85,7 +86,8 @@ def _minimal(needles: set[str]) -> tuple[str, ...]:
 
 
 PREFILTER_NEEDLES = _minimal({n for r in RULES for n in r.needles} | set(_EXTRA_NEEDLES)
-                             | {words for words, _type in UNTYPED_TORCH_MESSAGES} | set(UNTYPED_PYTHON_NEEDLES))
+                             | {words for words, _type in UNTYPED_TORCH_MESSAGES} | set(UNTYPED_PYTHON_NEEDLES)
+                             | set(GRPC_STATUS_NEEDLES))
 
 # Faster form of the same test: a needle that holds a whole word inside it (e.g. "already" in
 # "address already in use") occurs only in lines that contain that word as a token, and one set
