@@ -80,6 +80,22 @@ RESOURCE_RULES: tuple[Rule, ...] = (
                   # Ollama #10920 (after the pull), Continue #9668 (the same words in a 500's body)
                   "Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)"),
     ),
+    rule(
+        "windows_paging_file_too_small",
+        Kind.OUT_OF_MEMORY,
+        # Windows' commit limit, by its code whatever the language (ERROR_COMMITMENT_LIMIT, 1455: "The paging file
+        # is too small for this operation to complete", 页面文件太小，无法完成操作): torch mapping its DLLs or a
+        # model's weights on a Windows machine (a client, a notebook) ran out of virtual memory
+        r"\[WinError 1455\]",
+        hint=Msg("rule.windows_paging_file_too_small"),
+        examples=(  # zbf1991/WeCLIP #5 and pytorch #59904, as posted
+            "OSError: [WinError 1455] 页面文件太小，无法完成操作。 Error loading \"D:\\Anaconda3\\envs\\wssam\\lib\\"
+            "site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll\" or one of its dependencies.",
+            "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
+            "\"C:\\Users\\Mohamed\\anaconda3\\envs\\3days\\lib\\site-packages\\torch\\lib\\"
+            "caffe2_module_test_dynamic.dll\" o",
+        ),
+    ),
     # Ray's notice of a dead worker lists what may have killed it ('There are some potential root causes. (1)
     # The process is killed by SIGKILL by OOM killer …'): a list of guesses, printed for any death, so a
     # symptom. A cause the same log names (an NCCL watchdog's timeout in the worker that died) wins; alone, it
