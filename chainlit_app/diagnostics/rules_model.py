@@ -230,6 +230,19 @@ MODEL_RULES: tuple[Rule, ...] = (
         ),
     ),
     rule(
+        "quantization_argument_mismatch",
+        Kind.STARTUP_FAILURE,
+        # vLLM's own check: `--quantization` names another method than the checkpoint's config declares
+        # (compressed-tensors checkpoints served with `--quantization fp8`); vLLM reads the method from the config
+        r"Quantization method specified in the model config \([\w-]+\) does not match the quantization method "
+        r"specified in the `?quantization`? argument",
+        hint=Msg("rule.quantization_argument_mismatch"),
+        examples=(  # neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8, discussion 3
+            "Quantization method specified in the model config (compressed-tensors) does not match the quantization "
+            "method specified in the `quantization` argument (fp8)",
+        ),
+    ),
+    rule(
         "config_invalid",
         Kind.STARTUP_FAILURE,
         r"validation errors? for (?:ModelConfig|EngineArgs|VllmConfig|CacheConfig|SchedulerConfig|"
