@@ -22,10 +22,11 @@ UNTYPED_TORCH_MESSAGES: tuple[tuple[str, str], ...] = (
     ("mat1 and mat2 shapes cannot be multiplied", "RuntimeError"),
     ("expected all tensors to be on the same device", "RuntimeError"),
 )
-# CPython's own messages for its built-in exceptions, printed without their class: `print(exc)`, a wrapper's
-# `str(exc)` on a line of its own, a poster quoting the message alone (smolagents #1896: `expected string or
-# bytes-like object, got 'NoneType'`). The words are the interpreter's: tests/unit/test_untyped_exceptions.py raises
-# each for real and reads its str() back as its class. Whole lines only: a sentence that quotes one is not read.
+# CPython's own messages for its built-in exceptions (and two libraries', at the end), printed without their
+# class: `print(exc)`, a wrapper's `str(exc)` on a line of its own, a poster quoting the message alone
+# (smolagents #1896: `expected string or bytes-like object, got 'NoneType'`). The words are the interpreter's and
+# the libraries': tests/unit/test_untyped_exceptions.py raises each for real and reads its str() back as its
+# class. Whole lines only: a sentence that quotes one is not read.
 _UNTYPED_PYTHON: tuple[tuple[str, str], ...] = (
     (r"expected string or bytes-like object(?:, got '[\w.]+')?", "TypeError"),
     (r"'[\w.]+' object is not (?:subscriptable|iterable|callable)", "TypeError"),
@@ -46,6 +47,15 @@ _UNTYPED_PYTHON: tuple[tuple[str, str], ...] = (
     (r"'[\w-]+' codec can't encode characters? .{1,40} in position \d+(?:-\d+)?: .{1,80}", "UnicodeEncodeError"),
     (r"(?:integer |float )?division (?:or modulo )?by zero", "ZeroDivisionError"),
     (r"\[Errno \d+\] [\w ,'-]{3,60}(?:: '[^']*')?", "OSError"),  # its class by its number, as CPython picks it
+    (r"sequence item \d+: expected str instance, [\w.]+ found", "TypeError"),  # str.join
+    (r"name '\w+' is not defined", "NameError"),
+    (r"EOF when reading a line", "EOFError"),  # input() with no terminal (a trust_remote_code prompt in a container)
+    (r"Command '.{1,400}' returned non-zero exit status -?\d+\.?", "CalledProcessError"),
+    # two libraries' own words: httpx's raise_for_status (its status decides: the exception table's HTTP rows) and
+    # jinja2's parser refusing a template (a chat template that does not compile)
+    (r"(?:Client|Server) error '\d{3} [^']{1,60}' for url '[^']+'", "HTTPStatusError"),
+    (r"expected token '[^']+', got '[^']*'|Unexpected end of template\. Jinja was looking for .+|"
+     r"Encountered unknown tag '\w+'\..*", "TemplateSyntaxError"),
 )
 _UNTYPED_PYTHON_LINE = re.compile("(?:" + "|".join(f"(?P<t{i}>{words})" for i, (words, _type) in
                                                    enumerate(_UNTYPED_PYTHON)) + r")\s*$")
@@ -54,7 +64,9 @@ UNTYPED_PYTHON_NEEDLES = ("expected string or bytes", "object is not ", "has no 
                           "is not iterable", "unsupported operand", "indices must be integers", "() got an unexpected",
                           "required positional", "required keyword", "has no attribute", "index out of range",
                           "expecting ", "invalid literal for", "could not convert", "no module named",
-                          "cannot import name", "codec can't encode", "division", "[errno ")
+                          "cannot import name", "codec can't encode", "division", "[errno ", "expected str instance",
+                          "is not defined", "eof when reading", "returned non-zero exit status", "' for url '",
+                          "expected token '", "unexpected end of template", "encountered unknown tag")
 
 
 def _errno_class(number: int) -> str:

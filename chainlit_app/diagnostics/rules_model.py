@@ -230,6 +230,17 @@ MODEL_RULES: tuple[Rule, ...] = (
         ),
     ),
     rule(
+        "heads_not_divisible_by_tp",
+        Kind.STARTUP_FAILURE,
+        # vLLM's check of --tensor-parallel-size against the model's attention heads: each GPU takes a whole share
+        r"attention heads \(\d+\) must be divisible by tensor parallel size \(\d+\)",
+        hint=Msg("rule.heads_not_divisible_by_tp"),
+        examples=(  # fsdrive #21 as posted (a poster's quote, without its class); ilab #514 with it
+            "Total number of attention heads (12) must be divisible by tensor parallel size (8).",
+            "ValueError: Total number of attention heads (32) must be divisible by tensor parallel size (3)",
+        ),
+    ),
+    rule(
         "quantization_argument_mismatch",
         Kind.STARTUP_FAILURE,
         # vLLM's own check: `--quantization` names another method than the checkpoint's config declares

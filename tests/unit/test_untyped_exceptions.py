@@ -6,13 +6,18 @@ read healthy (round 34: smolagents #1896's `expected string or bytes-like object
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
+import jinja2
 import pytest
 
 from chainlit_app.diagnostics import HEALTHY, classify_lines
@@ -30,6 +35,15 @@ def _key(key: object) -> Any:
 
 def _call(function: Callable[..., object]) -> object:
     return function()
+
+
+def _input_without_terminal() -> str:
+    """input() with standard input at its end, as in a container without a terminal: EOFError."""
+    saved, sys.stdin = sys.stdin, io.StringIO("")
+    try:
+        return input()
+    finally:
+        sys.stdin = saved
 
 
 def _closed_port() -> int:
@@ -65,6 +79,15 @@ RAISERS: dict[str, Callable[[], object]] = {
     "division": lambda: 1 / 0,
     "file_not_found": lambda: Path("/nonexistent-dir/config.json").read_text(),
     "connection_refused": lambda: socket.create_connection(("127.0.0.1", _closed_port()), timeout=5),
+    "join_none": lambda: ",".join(["a", _none()]),
+    "name_undefined": lambda: eval("worker"),  # the NameError CPython raises for an unbound name
+    "input_without_terminal": lambda: _input_without_terminal(),
+    "command_failed": lambda: subprocess.run(["false"], check=True),
+    "template_token": lambda: jinja2.Environment().from_string("{{ messages b }}"),
+    "template_unclosed": lambda: jinja2.Environment().from_string("{% for m in messages %}"),
+    "template_unknown_tag": lambda: jinja2.Environment().from_string("{% generation %}"),
+    "http_404": lambda: httpx.Response(404, request=httpx.Request("POST", "http://127.0.0.1:8000/v1/chat/completions"))
+    .raise_for_status(),
 }
 
 
@@ -79,7 +102,7 @@ def _raised(name: str) -> BaseException:
 @pytest.mark.parametrize("name", sorted(RAISERS))
 def test_cpythons_message_without_its_class_is_read_as_that_class(name: str) -> None:
     exc = _raised(name)
-    line = str(exc)
+    line = str(exc).splitlines()[0]  # httpx adds a line of advice under its message
     read = untyped_python_exception(parse_line(line), 1)
     assert read is not None, line
     assert read.exception_type == type(exc).__name__, (line, read.exception_type)
