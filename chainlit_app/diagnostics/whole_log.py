@@ -15,6 +15,8 @@ from .answer_fields import ONE_TOKEN_ID as PRINTED_ONE_TOKEN
 from .answer_fields import RULE_ID as PRINTED_ANSWER_FIELDS
 from .answer_fields import AnswerFieldsWatch
 from .classifier import LineClassifier
+from .failure_sentences import RULE_ID as FAILURE_SENTENCE
+from .failure_sentences import FailureSentenceWatch
 from .findings import ROLE_RANK, Finding, Report
 from .hard_wrap import unwrapped
 from .redact import secrets_of
@@ -28,7 +30,7 @@ MAX_LINE_BYTES = 64 * 1024
 # printed as fields): the live path, which feeds `LineClassifier` alone, never names these. Kept beside the watches
 # `_classify` runs, so that a new watch is added to both at once.
 WHOLE_LOG_ONLY_RULES: frozenset[str] = frozenset(
-    {step.id for step in STEPS} | {SSE_LINE_PARSED_AS_JSON, PRINTED_ANSWER_FIELDS, PRINTED_ONE_TOKEN})
+    {step.id for step in STEPS} | {SSE_LINE_PARSED_AS_JSON, PRINTED_ANSWER_FIELDS, PRINTED_ONE_TOKEN, FAILURE_SENTENCE})
 # A symptom whose cause the same log names: vLLM answers a prompt longer than the context with an empty
 # output (finish_reason 'length') and a warning; the warning, wherever it stands, is the root cause.
 EXPLAINED_BY: dict[str, tuple[str, ...]] = {
@@ -101,7 +103,7 @@ def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...
     only, then settle the log's end (`_ended`). One loop for `classify_lines` and `classify_file`."""
     classifier = LineClassifier(secrets)
     collector = Collector()
-    start, sse, fields = StartWatch(), SseUndecodedWatch(), AnswerFieldsWatch()
+    start, sse, fields, sentences = StartWatch(), SseUndecodedWatch(), AnswerFieldsWatch(), FailureSentenceWatch()
     read = [0]  # physical lines read: a joined line is numbered by its first piece
 
     def counted() -> Iterator[tuple[int, str, bool]]:
@@ -111,28 +113,32 @@ def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...
 
     for lineno, text, replaced in unwrapped(without_margin(counted())):
         start.feed(text, lineno)
+        sentences.feed(text, lineno)
         sse.feed(text, lineno, secrets)
         fields.feed(text, lineno, secrets)
         for finding in classifier.feed(text, lineno, replaced=replaced):
             collector.add(finding)
-    return _ended(classifier, collector, start if excerpt else None, read[0], secrets, sse, fields)
+    return _ended(classifier, collector, (start, sentences) if excerpt else None, read[0], secrets, sse, fields)
 
 
-def _ended(classifier: LineClassifier, collector: Collector, start: StartWatch | None, count: int,
+def _ended(classifier: LineClassifier, collector: Collector,
+           excerpt: tuple[StartWatch, FailureSentenceWatch] | None, count: int,
            secrets: tuple[str, ...], sse: SseUndecodedWatch, fields: AnswerFieldsWatch) -> Report:
     """The log's end: what is still open, then (file-level only, never the live monitor) a start-up whose
-    last line began a step and that showed nothing else (`unfinished_start.py`). A client's JSON error on
-    an SSE line it printed (`sse_undecoded.py`) comes first: it is the root, what the engine reading says after."""
+    last line began a step and that showed nothing else (`unfinished_start.py`), then a line that says in words
+    that something failed (`failure_sentences.py`). A client's JSON error on an SSE line it printed
+    (`sse_undecoded.py`) comes first: it is the root, what the engine reading says after."""
     if sse.found is not None:
         collector.add(sse.found)
     if fields.found is not None:  # a printed answer's fields (`answer_fields.py`)
         collector.add(fields.found)
     for finding in classifier.finish():
         collector.add(finding)
-    if start is not None and not collector.findings:
-        unfinished = start.finding(classifier.ready, secrets)
-        if unfinished is not None:
-            collector.add(unfinished)
+    if excerpt is not None and not collector.findings:
+        start, sentences = excerpt
+        last = start.finding(classifier.ready, secrets) or sentences.finding(classifier.ready, secrets)
+        if last is not None:
+            collector.add(last)
     return collector.report(count)
 
 

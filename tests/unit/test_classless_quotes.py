@@ -32,14 +32,11 @@ QUOTED_ALONE_READS_HEALTHY = {
     "version_mismatch/round6_edgeai2157_compose_json_log_keyerror_qwen3_vl.log": _A_KEY,
     # jinja2's words, but the posted line ends in a JSON escape (`…got 'name'\n`): read only as the whole line
     "chat_template/workervllm129_template_syntax_error.log": _NO_WORDING,
-    "engine_error/arcticinference151_interleaved_workers_broadcast_valueerror_suffix_spec.log": _NO_WORDING,  # numpy
     "engine_error/round22b_sglang33892_eagle3_dp_attention_idle_batch_max_numel0.log": _NO_WORDING,  # torch
     "engine_error/round23a_sglang1556_vocab_mask_indexerror.log": _NO_WORDING,  # torch
     "engine_error/round30b_vllm31379_glm47_empty_param_tool_typeerror.log": _NO_WORDING,  # the regex module
     "engine_error/round30b_vllm32213_glm47_tool_parser_zero_arg_typeerror.log": _NO_WORDING,  # the regex module
     "engine_error/round9_ascend5509_dsv31_worker_aclnninplacecopy_inner_error.log": _NO_WORDING,  # Ascend's CANN
-    "engine_error/vllmpr41834_sm12x_triton_operation_not_permitted_busy_loop_fatal.log": _NO_WORDING,  # Triton
-    "slow_or_stalled/round4_gh1492_llama7b_hang_after_10min_stats_then_500.log": _NO_WORDING,  # openai 0.x
     "startup_failure/round28e_vllm21713_ernie45_300b_base_pt_shared_experts_not_initialized.log": _NO_WORDING,
     "startup_failure/round6_vllmascend2260_glm4v_9b_npu_ropeoperation_inner_error.log": _NO_WORDING,  # CANN
 }

@@ -118,11 +118,6 @@ HOLDOUT_UNLEARNT_MISSES = {
     "a warning ends the same way, and the last line announces no step known to hang; the only odd figure is "
     "n=100 among the arguments, a sampling choice that makes a run long, not a fault a log line shows; that the "
     "warm-up never finished is in the thread's words",
-    "round27d_skyrl1680_moe_weight_sync_corrupts_rollouts_gibberish.log": "a reproducer's printout, not a log: "
-    "labelled answers in Python's repr with the maintainer's own elisions (`' ... v\\t\\t… \" \" \" sie sie du'`), "
-    "and only the script's `-> CORRUPTED` marks say which are wrong; one of the two models gives a wrong answer in "
-    "fluent text, which no reading of the text can call garbled; a rule on a script's own words would be learnt "
-    "from one line",
     "round32a_aiter4855_glm52_fp8_tp8_custom_allreduce_digit_chains.log": "two lines of an answer that starts on "
     "topic and collapses into single digits separated by commas and dots (`(0,1,1,0,1,0,1,2,0,4,…`), with no "
     "prefix, request or finish reason: the digit runs a garbled answer shows are long runs, and a list of figures "
