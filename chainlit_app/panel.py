@@ -19,7 +19,7 @@ from chainlit_app.diagnostics.redact import redact_tree
 from chainlit_app.notices import OPEN_DIAGNOSTICS, OPEN_DIAGNOSTICS_ACTION, action_id
 from chainlit_app.runtime import Runtime
 
-PANEL_ELEMENT = "DiagnosticsPanel"
+PANEL_ELEMENT = "Diagnostics"
 _ELEMENT_KEY = "diagnostics_panel_element"
 API_PATH = "/api/diagnostics"
 COMMAND = "Diagnostics"  # the English id of the composer command (is_command knows every language's)
@@ -129,10 +129,11 @@ def open_action() -> cl.Action:
 
 
 async def _show() -> None:
-    """Chainlit titles a side element's bar with the element's name (the JSX file's, "DiagnosticsPanel"), so
-    the title is set after the element. One element per session, sent again with its id: the page updates
-    its props instead of mounting a new panel, which would drop what the admin had open (a fix's
-    confirmation, a launch's details)."""
+    """Chainlit titles a side element's bar with the element's name (the JSX file's, "Diagnostics": the English
+    title itself, so a page that gets the element before the title, as a loaded machine can for seconds, shows a
+    word, not a file name), so the translated title is set after the element. One element per session, sent
+    again with its id: the page updates its props instead of mounting a new panel, which would drop what the
+    admin had open (a fix's confirmation, a launch's details)."""
     element = cl.user_session.get(_ELEMENT_KEY)
     if not isinstance(element, cl.CustomElement):
         element = cl.CustomElement(name=PANEL_ELEMENT, display="side", props={})

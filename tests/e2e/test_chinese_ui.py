@@ -138,7 +138,7 @@ def test_chinese_browser_sees_chinese_from_start_to_a_named_fault(starting_app: 
         expect(card).to_contain_text("does not exist")  # vLLM's own line, untranslated
         expect(card).to_contain_text("判定依据：")
         _panel_labels_are(page, CHINESE_LABELS)
-        expect(page.locator("#side-view-title")).to_have_text("诊断")  # not the element's name, DiagnosticsPanel
+        expect(page.locator("#side-view-title")).to_have_text("诊断")  # not the element's name, Diagnostics
         assert chinese["labels"]["apply_fix"] == "应用修复" and english["labels"]["apply_fix"] == "Apply fix"
         assert set(chinese["labels"]) == set(english["labels"])
         save_screenshot(page, "zh-CN-diagnostics.png")

@@ -1,5 +1,5 @@
 """The diagnostics panel and what it shows in the reader's language (issue 15, phase 2): the panel's own words
-come from the catalogue (`panel.ui.*`, sent as `labels`), DiagnosticsPanel.jsx writes no English sentence of
+come from the catalogue (`panel.ui.*`, sent as `labels`), Diagnostics.jsx writes no English sentence of
 its own, and the texts the server builds for it (remedy refusals, automatic-mode notices, a launch's exit
 cause) are said again in Chinese, also after a restart of the app (the records are read back from disk)."""
 
@@ -22,7 +22,7 @@ from chainlit_app.remedy_desk import RemedyRefused
 from chainlit_app.remedy_routes import _refused
 
 ROOT = Path(__file__).resolve().parents[2]
-PANEL = (ROOT / "public" / "elements" / "DiagnosticsPanel.jsx").read_text(encoding="utf-8")
+PANEL = (ROOT / "public" / "elements" / "Diagnostics.jsx").read_text(encoding="utf-8")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 WORDS = re.compile(r"[A-Za-z]{2,}[ ,.:;!?]+[A-Za-z]{2,}")
 CODE = re.sub(r"^\s*//.*$", "", PANEL, flags=re.MULTILINE)  # comments are for developers

@@ -11,7 +11,7 @@ from chainlit_app.settings import PROJECT_ROOT
 from chainlit_app.testing import hooks
 
 README = PROJECT_ROOT / "README.md"
-PANEL = PROJECT_ROOT / "public" / "elements" / "DiagnosticsPanel.jsx"
+PANEL = PROJECT_ROOT / "public" / "elements" / "Diagnostics.jsx"
 NOTICE = PROJECT_ROOT / "public" / "elements" / "ChatNotice.jsx"
 INPUT_GUARD = PROJECT_ROOT / "public" / "input_guard.js"  # Chainlit's custom_js: the composer's size alert
 
