@@ -10,6 +10,7 @@ import re
 from dataclasses import replace
 
 from .events import MAX_FRAMES, Traceback
+from .grpc_status import HTTP_STATUS as _GRPC_HTTP_STATUS
 from .lineformat import ParsedLine
 
 # torch's messages for a tensor of the wrong shape, device or type, printed without their class (a poster
@@ -79,11 +80,11 @@ def _errno_class(number: int) -> str:
 # of grpc.StatusCode, bare or as `[StatusCode.UNAVAILABLE]`) and Triton's error codes in its words
 # (TRITONSERVER_ErrorCodeString): `UNAVAILABLE: Internal: AssertionError: vLLM Triton backend must be configured to
 # use decoupled model transaction policy` (vLLM #1647) is that AssertionError.
+GRPC_STATUS_NAMES = tuple(_GRPC_HTTP_STATUS)  # gRPC's own names, one table (`grpc_status.py`)
+_TRITON_CODES = ("Unknown", "Internal", "Not found", "Invalid argument", "Unavailable", "Unsupported", "Already exists",
+                 "Cancelled")
 _STATUS_LABELS = re.compile(
-    r"^(?:(?:\[StatusCode\.[A-Z_]+\]|OK|CANCELLED|UNKNOWN|INVALID_ARGUMENT|DEADLINE_EXCEEDED|NOT_FOUND|ALREADY_EXISTS|"
-    r"PERMISSION_DENIED|RESOURCE_EXHAUSTED|FAILED_PRECONDITION|ABORTED|OUT_OF_RANGE|UNIMPLEMENTED|INTERNAL|"
-    r"UNAVAILABLE|DATA_LOSS|UNAUTHENTICATED|Unknown|Internal|Not found|Invalid argument|Unavailable|Unsupported|"
-    r"Already exists|Cancelled):?\s+)+")
+    r"^(?:(?:\[StatusCode\.[A-Z_]+\]|" + "|".join(("OK", *GRPC_STATUS_NAMES, *_TRITON_CODES)) + r"):?\s+)+")
 _RELAYED = re.compile(r"(?P<type>(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<msg>\S.*)$")
 
 
