@@ -21,6 +21,7 @@ RUNTIME, RELOADED = prelaunch.process_runtime(lambda: Runtime(SETTINGS))
 if not RELOADED:
     RUNTIME.launch_early()
 
+from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import chainlit as cl  # noqa: E402
@@ -38,6 +39,7 @@ from chainlit_app.auth import (  # noqa: E402
     login_router,
     make_user,
 )
+from chainlit_app.bundle_patch import bundle_router  # noqa: E402
 from chainlit_app.cleaning import MAX_MESSAGE_BYTES  # noqa: E402
 from chainlit_app.gc_tuning import freeze_startup_objects  # noqa: E402
 from chainlit_app.history import conversation_turns, database_url, make_data_layer, prepare_schema  # noqa: E402
@@ -74,6 +76,9 @@ install_routes(health_router(lambda: RUNTIME))
 install_routes(input_limits_router(lambda: RUNTIME.settings.chat.language))
 install_routes(panel.diagnostics_router(lambda: RUNTIME))
 install_routes(remedy_routes.remedy_router(lambda: RUNTIME))
+# The page's markdown renderer made e-mail links with a quadratic expression: one long word froze the page for a
+# minute (bundle_patch.py says how it was measured); its entry script is served with a linear one in its place.
+install_routes(bundle_router(Path(chainlit.server.build_dir)))
 if not RELOADED:  # a `-w` reload keeps the Runtime, whose desk already has its listener
     remedy_notices.tell_open_sessions(RUNTIME)
 DATABASE_URL = database_url(SETTINGS.storage.data_dir)
