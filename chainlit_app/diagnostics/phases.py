@@ -140,6 +140,9 @@ _SERVING_FRAMES = re.compile(
     # sampling penalties are applied for a request that asked for them: the warm-up's dummy sampler run says
     # no_penalties=True, so apply_penalties returns before it calls anything (v1/sample/sampler.py)
     r"apply_(?:all_)?penalties|"
+    # a request's own logits processors (SamplingParams.logits_processors): the warm-up's dummy requests set none,
+    # so the call under this frame runs only for a served request that asked for them (distilabel #658)
+    r"_apply_logits_processors|"
     # SGLang: the scheduler's event loops start once the server is up, and a step named for decoding runs on a
     # batch of requests being decoded (speculative decoding's draft extend, `_draft_extend_for_decode`)
     r"\bevent_loop_(?:normal|overlap|pp)\w*|\w_for_decode\b|"
