@@ -112,9 +112,17 @@ def untyped_torch_exception(parsed: ParsedLine, lineno: int) -> Traceback | None
     return None
 
 
+# A message quoted whole, as a poster or a client's error field writes it (ipex-llm #13012:
+# `"'OpenAIServingTokenization' object has no attribute 'show_available_models'"`): read inside the quotes.
+_QUOTED_WHOLE = re.compile(r'^(?:"(?P<d>.+)"|“(?P<c>.+)”|`(?P<b>[^`]+)`)$')
+
+
 def untyped_python_exception(parsed: ParsedLine, lineno: int) -> Traceback | None:
     """CPython's message printed without its class (`_UNTYPED_PYTHON`), as the exception it is."""
     message = parsed.message.strip()
+    quoted = _QUOTED_WHOLE.match(message)
+    if quoted is not None:
+        message = (quoted.group("d") or quoted.group("c") or quoted.group("b")).strip()
     found = _UNTYPED_PYTHON_LINE.match(message) if len(message) < 2000 else None
     if found is None or found.lastgroup is None:
         return None

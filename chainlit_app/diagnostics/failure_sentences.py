@@ -34,7 +34,8 @@ _FAILURE_WORDS = re.compile(
     r"doesn't exist|no such|refused|denied|invalid|not supported|unsupported|not allowed|exceed(?:ed|s)|"
     r"timed out|out of memory|insufficient|mismatch(?:es|ed)?|incompatible|too old|not compatible|must be|"
     r"not permitted|crashed|killed|panicked|corrupt(?:ed)?|no available|not enough|is not a registered|"
-    r"not recognized|unrecognized|unknown (?:model|quantization|argument|architecture|option))\b")
+    r"not recognized|unrecognized|unknown (?:model|quantization|argument|architecture|option)|"
+    r"(?:buffer|stack|integer|arithmetic) overflow)\b")
 # a count or a table cell: the word, then (soon) a zero, or a row of a table
 _COUNTER = re.compile(r"(?i)\b(?:fail\w*|errors?|invalid)\b[^\n\d]{0,40}?[:=|]\s*\"?0(?:\.0+)?\b|^\s*\||\|\s*$")
 # a field's value is no sentence (`code=killed, status=15/TERM`: systemd's words for a stop that was asked for)

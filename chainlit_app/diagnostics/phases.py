@@ -180,7 +180,10 @@ _SERVING_WORDS = re.compile(
     r"\brequest(?:s|_id)?\b|\breq_id\b|chatcmpl-|\bcmpl-|\bprompt(?:_token_ids|s)?\b|\bdetokeniz|"
     r"\bfinish_reason\b|\w(?:Completion|Chat|Embedding|Tokenize|Score|Rerank)Request\b|"
     # an answer being streamed: a gateway's "Error processing streaming response" (GPUStack #568)
-    r"\bstreaming (?:response|reply|answer)s?\b|\bstream(?:ed|ing)? chunks?\b",
+    r"\bstreaming (?:response|reply|answer)s?\b|\bstream(?:ed|ing)? chunks?\b|"
+    # an attribute or call missing on one of the API server's request handlers (OpenAIServingChat, ...Models,
+    # ...Tokenization): their methods are what a request calls (ipex-llm #13012: a client listing the models)
+    r"'OpenAIServing\w*' object",
     re.IGNORECASE,
 )
 _STARTING_WORDS = re.compile(

@@ -293,4 +293,19 @@ RELEASE_RULES: tuple[Rule, ...] = (
             "TypeError: SamplingParams.__init__() got an unexpected keyword argument 'use_beam_search'",
         ),
     ),
+    # vLLM's Transformers backend builds the model from the installed transformers' own classes: a checkpoint
+    # weight it has no parameter for means that transformers implements another revision of the architecture
+    # (swiss-ai/Apertus-8B-Instruct-2509 discussion 8: xIELU's `beta`, fixed by a newer transformers and vLLM).
+    # vLLM's native classes give the same words for checkpoints with extra weights: not read here.
+    rule(
+        "transformers_backend_lacks_weight",
+        Kind.VERSION_MISMATCH,
+        r"There is no module or parameter named '[^']+' in Transformers\w*",
+        hint=Msg("rule.transformers_backend_lacks_weight"),
+        phases=STARTING,
+        examples=(
+            "ValueError: There is no module or parameter named 'model.layers.10.mlp.act_fn.beta' in "
+            "TransformersForCausalLM",
+        ),
+    ),
 )
