@@ -1,7 +1,8 @@
-"""A message holding one very long word shows whole, the session keeps answering, and e-mail addresses in a
-message are still links: the page runs Chainlit's markdown renderer with bundle_patch.py's linear e-mail
-expression in place of the quadratic one (on the quadratic one a 100,000-letter word held the page for 10.8 s
-and 300,000 letters for about a minute; `python -m bench.long_words` prints both side by side).
+"""A message holding one very long word, or 60,000 characters of markdown's delimiters, shows whole and at once,
+exactly as typed, and the session keeps answering. User messages are shown as text (`.chainlit/config.toml`,
+`user_message_markdown = false`): Chainlit's markdown parser held the page 31 to 47 s on such pastes, and its
+e-mail autolinking 22 s on 199,000 letters. Answers are still markdown, rendered by the page script
+bundle_patch.py serves with a linear e-mail expression (`python -m bench.long_words` prints both side by side).
 
 The app runs in attach mode on a dead URL: its reply is the start-up notice saying the engine is not there.
 """
@@ -23,7 +24,12 @@ pytestmark = pytest.mark.e2e
 
 PASSWORD = "long-words-password"
 USER_MESSAGES = "[data-step-type=user_message]"
-WORD = "x" * 150_000  # under the app's 200,000 characters, so the app takes it and answers
+LOG_LINE = 'File "/x/vllm/__init__.py", line 7, in <module> **kwargs [see](here) # not a heading ops@example.com'
+PASTES = {
+    "one long word": "x" * 150_000,  # under the app's 200,000 characters, so the app takes it and answers
+    "link labels": "[a]" * 20_000,
+    "emphasis": "a*" * 30_000,
+}
 
 
 @pytest.fixture(scope="module")
@@ -43,21 +49,18 @@ def _answered(state: ReplyState) -> bool:
     return any(n.testid == "chat-startup" and n.state == "failed" for n in state.notices)
 
 
-def test_a_long_word_shows_whole_the_app_answers_and_addresses_stay_links(attached_app: AppServer,
-                                                                          page: Page) -> None:
+@pytest.mark.parametrize("shape", list(PASTES))
+def test_a_paste_shows_whole_as_typed_and_the_app_answers(attached_app: AppServer, page: Page, shape: str) -> None:
     chat = ChatPage(page, attached_app.url)
     chat.login("alice", PASSWORD)
     script = page.evaluate("[...document.scripts].map(s => s.src).find(s => s.includes('/assets/index-'))")
-    assert LINEAR_EMAIL in page.request.get(script).text()  # the page runs the patched renderer
+    assert LINEAR_EMAIL in page.request.get(script).text()  # answers are rendered with the linear expression
 
-    chat.type_and_press_enter(f"{WORD} write to ops@example.com, or a.b+c@mail.example.org.")
+    chat.type_and_press_enter(f"{PASTES[shape]}\n{LOG_LINE}")
     bubble = page.locator(USER_MESSAGES).last
-    chat.wait_until(_answered, timeout=180, what="the app's answer after the long word")
+    chat.wait_until(_answered, timeout=180, what="the app's answer after the paste")
     shown = bubble.inner_text()
-    print(f"\nbubble: {len(shown):,} characters")
-    assert WORD in shown
-    links = bubble.locator("a[href^='mailto:']")
-    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
-    print(f"links: {hrefs}")
-    assert hrefs == ["mailto:ops@example.com", "mailto:a.b+c@mail.example.org"]
+    print(f"\n{shape}: bubble {len(shown):,} characters")
+    assert PASTES[shape] in shown and LOG_LINE in shown  # as typed: no markup taken out
+    assert bubble.locator("a, strong, em, h1").count() == 0  # nothing turned into links, emphasis or headings
     assert page.locator(USER_MESSAGES).count() == 1
