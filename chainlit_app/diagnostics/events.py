@@ -51,6 +51,11 @@ _BARE_EXCEPTION = re.compile(
 # openai library's status errors), `Invalid Xinference response: {`, `Upstream error: {`. Any other text before a
 # brace ('non-default args: {...}') stays a line. A note after the body (`(request_id=req_…)`) is not JSON.
 _RELAYED_LABEL = re.compile(r"(?i).{0,60}?\b(?:response|error|body|reply|answer|result)s?\b[^{}]{0,24}?[:=-]\s*")
+# How a pretty-printed document's first line goes on after its brace: nothing, or its first key in quotes. Any
+# other text after a brace is a line that holds braces (vllm_tgis_adapter logs a request as `generate{input=[…]
+# params=stopping { max_new_tokens: 16 } …}: <error>`, unbalanced): read as a body it swallowed the traceback
+# that followed, and the log read healthy (vLLM #7232).
+_BODY_OPENING = re.compile(r"\{\s*(?:$|[\"'‘’“”])")  # curled quotes too: a poster's editor curls them
 _TRAILING_NOTE = re.compile(r"\}\s+\([\w ]{1,30}[=:][^(){}]{0,80}\)\s*$")
 # pydantic's line for one error of a ValidationError (`pydantic_value_error`): vLLM's config classes refuse their
 # arguments so, `Value error, <message> [type=value_error, input_value=…]`, with no exception line of its own.
@@ -354,6 +359,8 @@ class EventFolder:
                 return Body(lineno, lineno, None, stripped, [message]) if answer else None
             if candidate.count("{") <= candidate.count("}") or (start > 8 and candidate.strip() != "{"):
                 return None  # behind a label, only a brace alone opens a pretty-printed body (a cut line does not)
+            if not _BODY_OPENING.match(candidate):
+                return None  # `generate{input=… decoding { … }: <error>`: braces in a line of text, not a document
             self._body, self._body_start = [message if start <= 8 else candidate], lineno
             self._depth = candidate.count("{") - candidate.count("}")
             return None

@@ -137,6 +137,9 @@ _SERVING_FRAMES = re.compile(
     r"bookkeeping|process_input_socket|add_request|abort_request|get_output|execute_dummy_batch|"
     # a web framework calling an endpoint (FastAPI, Starlette): a request is being handled, whoever serves it
     r"run_endpoint_function|request_response|"
+    # a gRPC servicer's handlers for a generation request (vllm_tgis_adapter and TGI's API: Generate,
+    # GenerateStream; vLLM #7232)
+    r"\bGenerate(?:Stream)?\b|"
     # sampling penalties are applied for a request that asked for them: the warm-up's dummy sampler run says
     # no_penalties=True, so apply_penalties returns before it calls anything (v1/sample/sampler.py)
     r"apply_(?:all_)?penalties|"
