@@ -35,9 +35,8 @@ _ENTRY_SCRIPT = re.compile(r'<script\b[^>]*\bsrc="/assets/(index-[\w-]+\.js)"')
 
 @dataclass(frozen=True)
 class PatchedBundle:
-    """The page's entry script with the linear expression, and the name the page asks for it by."""
+    """The page's entry script with the linear expression, and its ETag."""
 
-    name: str
     text: str
     etag: str
 
@@ -56,29 +55,26 @@ def patch_text(bundle: str) -> str | None:
 
 
 @cache
-def patched_bundle(build_dir: Path) -> PatchedBundle | None:
+def patched_bundle(script: Path) -> PatchedBundle | None:
     """Read and patch once per process (4.6 MB of JavaScript in Chainlit 2.12: kept in memory, not re-read)."""
-    script = entry_script(build_dir)
-    if script is None or not script.is_file():
-        log.warning("Chainlit's page script not found under %s: its markdown renderer is served unpatched", build_dir)
-        return None
     text = patch_text(script.read_text(encoding="utf-8"))
     if text is None:
         log.warning("the quadratic e-mail expression is not in %s (Chainlit changed?): served unpatched", script.name)
         return None
-    return PatchedBundle(script.name, text, '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"')
+    return PatchedBundle(text, '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"')
 
 
 def bundle_router(build_dir: Path) -> APIRouter:
     """A route for the page's entry script alone, to be installed in front of Chainlit's /assets route."""
     router = APIRouter()
     script = entry_script(build_dir)
-    if script is None:
+    if script is None or not script.is_file():
+        log.warning("Chainlit's page script not found under %s: its markdown renderer is served unpatched", build_dir)
         return router
 
     @router.get(f"/assets/{script.name}")
     async def entry(request: Request) -> Response:
-        bundle = patched_bundle(build_dir)
+        bundle = patched_bundle(script)
         if bundle is None:  # not patchable: the same bytes Chainlit would serve
             return Response(script.read_bytes(), media_type="text/javascript")
         if request.headers.get("if-none-match") == bundle.etag:

@@ -121,8 +121,8 @@ def untyped_python_exception(parsed: ParsedLine, lineno: int) -> Traceback | Non
     """CPython's message printed without its class (`_UNTYPED_PYTHON`), as the exception it is."""
     message = parsed.message.strip()
     quoted = _QUOTED_WHOLE.match(message)
-    if quoted is not None:
-        message = (quoted.group("d") or quoted.group("c") or quoted.group("b")).strip()
+    if quoted is not None and quoted.lastgroup is not None:
+        message = quoted[quoted.lastgroup].strip()
     found = _UNTYPED_PYTHON_LINE.match(message) if len(message) < 2000 else None
     if found is None or found.lastgroup is None:
         return None

@@ -68,5 +68,5 @@ def test_the_route_serves_the_patched_script_with_an_etag() -> None:
     assert status == 200 and content_type.startswith("text/javascript")
     assert LINEAR_EMAIL in text and QUADRATIC_EMAIL not in text
     assert revalidated == 304
-    bundle = patched_bundle(BUILD_DIR)
+    bundle = patched_bundle(script)
     assert bundle is not None and bundle.text == text
