@@ -91,6 +91,9 @@ _FATAL_BANNER = re.compile(r"^[!*=#\s]*(?:Segfault encountered|Fatal Python erro
 # whole line when it imports: what the code did there. A name only passed along (`self.parser(tokenizer,
 # request.tools)`, vLLM #39683) says nothing of it.
 _CALLED = re.compile(r"[A-Za-z_][\w.]*(?=\s*[(.])")
+# Python's own library: a top-level module (typing.py) or a package whose frames wrap any program's code
+_STDLIB = re.compile(r"/lib/python[\d.]*/(?:(?!(?:site|dist)-packages/)[^/]+$|"
+                     r"(?:asyncio|concurrent|importlib|multiprocessing)/)")
 # Innermost frames worth naming: the serving stack's own code, not asyncio or the standard library.
 # A server's OpenAI-compatible entrypoint package (`vllm_omni/entrypoints/openai/`) is not the openai library.
 _OWN_CODE = re.compile(r"(?:^|/)(vllm|transformers|tokenizers|torch|jinja2|safetensors|huggingface_hub|"
@@ -139,6 +142,13 @@ class Traceback:
         """The functions, then what the innermost source line calls: a traceback cut after that line (a paste,
         a stored copy) still shows the function it was entering (`self.run_engine_loop()`)."""
         return [*self.functions, *(name.rsplit(".", 1)[-1] for name in _CALLED.findall(self.last_code))]
+
+    @property
+    def reached_outside_stdlib(self) -> list[str]:
+        """`reached` without the frames of Python's own library: its `__call__` (typing's generic aliases) or
+        `run` say nothing of what the program was doing (OpenLLM #787)."""
+        own = [func for path, func in self.frames if not _STDLIB.search(path)]
+        return [*own, *self.reached[len(self.frames):]]
 
     @property
     def native(self) -> bool:

@@ -308,4 +308,16 @@ RELEASE_RULES: tuple[Rule, ...] = (
             "TransformersForCausalLM",
         ),
     ),
+    # vLLM's V1 engine (the default from 0.8) refusing what a caller built for V0 asks of it, at start or per
+    # request (outlines #1517: outlines 0.1's per-request logits processors on vLLM 0.8.2). The V1 words of a
+    # harmless fallback (`... is not supported by the V1 Engine. Falling back to V0.`) do not match.
+    rule(
+        "v1_engine_lacks_feature",
+        Kind.VERSION_MISMATCH,
+        r"\bV1 (?:engine )?(?:does not|doesn't|do not) (?:yet )?support\b|\bVLLM_USE_V1=1 is not supported with\b",
+        hint=Msg("rule.v1_engine_lacks_feature"),
+        examples=(
+            "ValueError: vLLM V1 does not support per request user provided logits processors.",
+        ),
+    ),
 )

@@ -109,7 +109,8 @@ class TracebackLadder(ClassifierPart):
         """The log's phase; when the excerpt has no markers, what the traceback's stack shows."""
         if self._phases.seen_marker:
             return self.phase
-        if stack_shows_serving(tb.reached[-12:]) or SERVING_ONLY.intersection(ancestry(tb.exception_type)):
+        serving_only = SERVING_ONLY.intersection(ancestry(tb.exception_type))
+        if stack_shows_serving(tb.reached_outside_stdlib[-12:]) or serving_only:
             self._phases.enter(Phase.SERVING)
             return Phase.SERVING
         if tb.native or cut_in_kernel_launch(tb):  # native code (kernels, NCCL) runs once the model is loaded
