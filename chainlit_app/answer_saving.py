@@ -6,6 +6,7 @@ middle of an answer would lose all of it. Here the sink that shows tokens also s
 at a time, off the stream's path; the final `send()` overwrites it with the whole answer. A resumed
 thread of a killed app therefore shows the answer up to a few seconds before the kill, marked as
 interrupted (`note("unfinished")`, which `without_notes` removes before the model sees it again).
+The same sink turns an answer heavy with markdown markup into text before it can stall the page (answer_markup.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import chainlit as cl
 from chainlit.data import get_data_layer
 from chainlit.utils import utc_now
 
+from chainlit_app.answer_markup import DEFAULT_BOUND, MarkupBudget
 from chainlit_app.cleaning import clean_text
 from chainlit_app.conversation import note, with_note
 
@@ -32,8 +34,9 @@ class AnswerSaver:
     """The sink of one answer: shows each (cleaned) piece and saves the text so far now and then."""
 
     def __init__(self, message: cl.Message, interval: float = SAVE_INTERVAL,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, markup_limit: int = DEFAULT_BOUND) -> None:
         self.message = message
+        self.markup = MarkupBudget(markup_limit)
         self.interval = interval
         self.saves = 0
         self._clock = clock
@@ -46,6 +49,13 @@ class AnswerSaver:
             return
         if self.message.created_at is None:
             self.message.created_at = utc_now()  # the answer's place in the thread: after its question
+        if self.markup.add(piece) and self.message.language is None:
+            # as text from here on: with streaming off, the next stream_token sends the whole message again,
+            # language included, and the page replaces what it showed (a single extra message, no extra write)
+            self.message.language = "text"
+            self.message.streaming = False
+            log.info("answer %s shown as text: %d markdown delimiters, over %d", self.message.id,
+                     self.markup.count, self.markup.bound)
         await self.message.stream_token(piece)
         now = self._clock()
         if self._last_save is None or now - self._last_save >= self.interval:

@@ -205,7 +205,8 @@ async def stream_answer(runtime: Runtime, conversation: Conversation, params: Pa
                         is_admin: bool) -> str | None:
     """Stream one answer into the chat; the text kept for history, or None when nothing came back."""
     msg = cl.Message(content="", author=AUTHOR)
-    saver = AnswerSaver(msg)  # shows the tokens and keeps the history up to date while they come
+    # shows the tokens, keeps the history up to date while they come, and shows heavy markup as text
+    saver = AnswerSaver(msg, markup_limit=runtime.settings.chat.answer_markup_limit)
     try:
         fitted = conversation.fit(params, runtime.context_length())
     except InputTooLong as exc:

@@ -19,6 +19,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from chainlit_app import passwords
+from chainlit_app.answer_markup import DEFAULT_BOUND as DEFAULT_MARKUP_BOUND
 from chainlit_app.users import parse_users
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -94,6 +95,9 @@ class ChatSettings(_Group):
     max_system_prompt_chars: int = Field(default=20_000, ge=0,
                                          description="longer system prompts (settings or chat) are cut")
     stream_batching: bool = Field(default=True, description="under load, ask vLLM for tokens in UI-update groups")
+    answer_markup_limit: int = Field(
+        default=DEFAULT_MARKUP_BOUND, ge=0,
+        description="an answer with more markdown delimiters (* _ [ ] ~) is shown as text; 0: always markdown")
     language: Literal["auto", "en", "zh-CN"] = Field(
         default="auto", description="auto: each browser's language (zh-CN, zh, zh-Hans: Chinese; else English)")
 
