@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import secrets
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,9 +23,7 @@ from playwright.async_api import async_playwright
 
 from bench.apps import CHAT_USER, AppServer, start_app
 from bench.browser_check import ARGS, CHROMIUM
-from bench.processes import stop_process
-from bench.upstream import MODEL, _wait_served
-from chainlit_app.engine.supervisor import free_port
+from bench.upstream import MODEL, start_upstream
 from chainlit_app.settings import PROJECT_ROOT
 from chainlit_app.testing.async_pages import AsyncChatPage
 
@@ -77,23 +72,15 @@ async def seconds_to_end(app: AppServer, question: str) -> float:
 
 async def measure(work: Path, shape: str) -> tuple[float, float]:
     write_stream(work / "streams", shape)
-    port, key = free_port(), secrets.token_urlsafe(16)
-    with (work / "replay.log").open("wb") as log:
-        replay = subprocess.Popen(
-            [sys.executable, "-m", "bench.replay", "--port", str(port), "--model", MODEL, "--api-key", key,
-             "--rate", str(RATE), "--streams", str(work / "streams")],
-            cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    upstream = await start_upstream(work, RATE, 0.05, streams=work / "streams")
     apps: list[AppServer] = []
     try:
-        if not await _wait_served(replay, url + "/health", work / "replay.log", "the replay upstream", 30, 0.1):
-            raise TimeoutError("the replay upstream did not answer /health within 30 s")
         figures = []
         for limit in ("0", ""):  # markdown always, then the app's default limit
             overrides = {"CHAT_ANSWER_MARKUP_LIMIT": limit} if limit else {}
-            app = start_app(work / f"app-{limit or 'default'}", CHAT_MODE="attach", CHAT_VLLM_URL=url + "/v1",
-                            CHAT_API_KEY=key, CHAT_SERVED_MODEL_NAME=MODEL, CHAT_MAX_TOKENS=str(TOKENS),
-                            **overrides)
+            app = start_app(work / f"app-{limit or 'default'}", CHAT_MODE="attach",
+                            CHAT_VLLM_URL=upstream.url + "/v1", CHAT_API_KEY=upstream.api_key,
+                            CHAT_SERVED_MODEL_NAME=MODEL, CHAT_MAX_TOKENS=str(TOKENS), **overrides)
             apps.append(app)
             await app.wait_engine(("attached",), timeout=300)
             figures.append(await seconds_to_end(app, "Repeat after me."))
@@ -101,7 +88,7 @@ async def measure(work: Path, shape: str) -> tuple[float, float]:
     finally:
         for app in apps:
             app.stop()
-        stop_process(replay, timeout=10)
+        upstream.stop()
 
 
 def main() -> int:

@@ -82,14 +82,17 @@ class Upstream:
         stop_process(self.process, timeout=10)
 
 
-async def start_upstream(work_dir: Path, rate: float, first_token_delay: float) -> Upstream:
+async def start_upstream(work_dir: Path, rate: float, first_token_delay: float,
+                         streams: Path | None = None) -> Upstream:
+    """`streams`: a folder of .sse bodies to replay instead of the recorded ones (bench/answer_markup.py)."""
     work_dir.mkdir(parents=True, exist_ok=True)
     port, key = free_port(), secrets.token_urlsafe(16)
     log_path = work_dir / "replay.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "bench.replay", "--port", str(port), "--model", MODEL, "--api-key", key,
-             "--rate", str(rate), "--first-token-delay", str(first_token_delay)],
+             "--rate", str(rate), "--first-token-delay", str(first_token_delay),
+             *(["--streams", str(streams)] if streams is not None else [])],
             cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
     upstream = Upstream(process, f"http://127.0.0.1:{port}", key, log_path)

@@ -8,17 +8,16 @@ resumed thread shows the stored answer as it streamed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page
 
-from bench.apps import start_app
+from chainlit_app.answer_markup import MarkupBudget
 from chainlit_app.testing import ChatPage
 from chainlit_app.testing.hooks import MESSAGE_TEXT
-from tests.e2e.conftest import ADMIN_PASSWORD, USER_PASSWORD, AppServer, run_in_thread, save_screenshot
+from tests.e2e.conftest import USER_PASSWORD, AppServer, run_app, save_screenshot
 from tests.e2e.test_diagnostics_panel import _engine, _engine_key
 
 pytestmark = pytest.mark.e2e
@@ -26,7 +25,6 @@ pytestmark = pytest.mark.e2e
 LIMIT = 10
 # at temperature 0 the demo model copies the brackets back (36 delimiters when this test was written)
 COPY_BRACKETS = "Copy exactly: " + " ".join(f"[{letter}]" for letter in "abcdefghijklmnopqrst")
-DELIMITERS = re.compile(r"[*\[\]~]|(?<!\w)_|_(?!\w)")  # as answer_markup.py counts them
 TEXT_BLOCK = "pre code"
 
 
@@ -34,14 +32,16 @@ TEXT_BLOCK = "pre code"
 def low_limit_app(app_server: AppServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     engine = _engine(app_server)
     url, key = f"http://127.0.0.1:{engine['port']}/v1", _engine_key(int(engine["pid"]))
-    server = start_app(Path(tmp_path_factory.mktemp("markup-app")), admin_password=ADMIN_PASSWORD,
-                       chat_user="alice", user_password=USER_PASSWORD, CHAT_MODE="attach", CHAT_VLLM_URL=url,
-                       CHAT_API_KEY=key, CHAT_TEMPERATURE="0", CHAT_ANSWER_MARKUP_LIMIT=str(LIMIT))
-    try:
-        run_in_thread(server.wait_engine(("attached",), timeout=600))
+    with run_app(Path(tmp_path_factory.mktemp("markup-app")), ("attached",), CHAT_MODE="attach", CHAT_VLLM_URL=url,
+                 CHAT_API_KEY=key, CHAT_TEMPERATURE="0", CHAT_ANSWER_MARKUP_LIMIT=str(LIMIT)) as server:
         yield server
-    finally:
-        server.stop()
+
+
+def delimiters(text: str) -> int:
+    """As the app counts them (answer_markup.py)."""
+    budget = MarkupBudget(LIMIT)
+    budget.add(text)
+    return budget.count
 
 
 def test_an_answer_over_the_markup_limit_shows_as_text_also_when_resumed(low_limit_app: AppServer,
@@ -50,7 +50,7 @@ def test_an_answer_over_the_markup_limit_shows_as_text_also_when_resumed(low_lim
     chat.login("alice", USER_PASSWORD)
     reply = chat.ask_and_wait(COPY_BRACKETS, timeout=300)
     answer = reply.answers[-1]
-    assert len(DELIMITERS.findall(answer.text)) > LIMIT, f"the demo model no longer copies the brackets: {answer}"
+    assert delimiters(answer.text) > LIMIT, f"the demo model no longer copies the brackets: {answer}"
     shown = chat.answer_text(answer.step_id)
     assert shown.locator(TEXT_BLOCK).count() == 1, shown.inner_html()
     block = shown.locator(TEXT_BLOCK).inner_text()
@@ -60,7 +60,7 @@ def test_an_answer_over_the_markup_limit_shows_as_text_also_when_resumed(low_lim
     save_screenshot(page, "answer-markup-as-text.png")
 
     plain = chat.ask_and_wait("What is the capital of France?", timeout=300).answers[-1]
-    assert len(DELIMITERS.findall(plain.text)) <= LIMIT, plain
+    assert delimiters(plain.text) <= LIMIT, plain
     assert chat.answer_text(plain.step_id).locator(TEXT_BLOCK).count() == 0  # still markdown
 
     thread_id = chat.thread_id()
