@@ -39,6 +39,7 @@ from .findings import Finding, evidence_text
 from .grpc_status import as_http_status
 from .harmless import SHM_WAIT, is_harmless
 from .inventory_lines import InventoryBlock
+from .json_text import field_offset
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
 from .phases import (
     Phase,
@@ -77,6 +78,7 @@ _ENVELOPE_START = re.compile(r"\[?\d{4}-\d{2}-\d{2}[T ]|[\w.-]+\s+\|\s|\[pod/|[A
                              r"\s*\d{1,7}[:\t-]|[\w./-]+\.(?:log|txt|out|err)[:-]\d")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
 _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
+_ANSWER_FIELDS = ("content", "text", "response", "reasoning_content")  # where a body keeps its answer
 
 
 def _printed_behind_envelope(text: str) -> str | None:
@@ -281,11 +283,15 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
                 found += self._on_line(ParsedLine(parsed.level, message), message, body.first_line + offset, False)
             error = error_body(body.data) if body.data is not None and not found else None
             if error is not None:  # an error response no rule named: its type, then its status, then the phase
-                return self._error_response(error[0].split(), error[1], body.line, body.text)
+                return self._error_response(error[0].split(), error[1], body.first_line, body.text)
             return found
         self._phases.enter(Phase.SERVING)
-        text = body.text if "\n" not in body.text else verdict.evidence
-        return [self._finding(verdict.kind, body.line, text, verdict.hint, f"body_{verdict.kind.value}",
+        if "\n" not in body.text:
+            return [self._finding(verdict.kind, body.line, body.text, verdict.hint, f"body_{verdict.kind.value}",
+                                  "decisive")]
+        answer_at = field_offset(body.lines, _ANSWER_FIELDS)  # a pretty-printed body: its verdict at its answer's line
+        line = body.line if answer_at is None else body.first_line + answer_at
+        return [self._finding(verdict.kind, line, verdict.evidence, verdict.hint, f"body_{verdict.kind.value}",
                               "decisive")]
 
     def _error_response(self, names: list[str], message: str, lineno: int, text: str) -> list[Finding]:
@@ -330,9 +336,10 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         for tb in still_open:
             if tb.dump or tb.native:
                 self._settle_fatal(tb)
-            tb.line = tb.line or tb.first_line
-            parsed = ParsedLine("", tb.last_code, tb.process)
-            found += self._on_traceback(tb, parsed, tb.last_code or "Traceback (most recent call last):", False)
+            # the evidence: the innermost line it showed (a frame or its code), else its header
+            tb.line, shown = (tb.line, tb.text) if tb.line else \
+                tb.last_seen if tb.last_seen[0] else (tb.first_line, "Traceback (most recent call last):")
+            found += self._on_traceback(tb, ParsedLine("", tb.last_code, tb.process), shown, False)
         return found
 
     # -- helpers -----------------------------------------------------------------------------------

@@ -10,13 +10,12 @@ body at most `MAX_BODY_LINES` lines.
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .exception_bases import BASES
+from .json_text import close_json, parse_json
 from .lineformat import ParsedLine
 
 MAX_FRAMES = 60
@@ -61,7 +60,6 @@ _TRAILING_NOTE = re.compile(r"\}\s+\([\w ]{1,30}[=:][^(){}]{0,80}\)\s*$")
 # arguments so, `Value error, <message> [type=value_error, input_value=…]`, with no exception line of its own.
 _PYDANTIC_ERROR = re.compile(r"^(?P<kind>Value error|Assertion failed), (?P<msg>.*?)(?:\s*\[type=\w+.*)?$")
 _NAMED_EXCEPTION = re.compile(r"^(?P<type>[A-Z][A-Za-z]+): (?P<msg>\S.*)$")
-_CURLY_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 _MENTIONED = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
 _ACCESS = re.compile(r"\"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})")
 _FATAL = re.compile(
@@ -112,6 +110,9 @@ class Traceback:
     process: str = ""
     text: str = ""  # the exception line as printed
     last_code: str = ""  # the source line under the innermost frame
+    # the last line folded into it (a frame or its code) and its number: the evidence of a traceback that was cut
+    # before its exception line (an excerpt, a stored copy)
+    last_seen: tuple[int, str] = (0, "")
     mentions: list[str] = field(default_factory=list)  # exception classes named in its lines
     dump: bool = False  # a faulthandler stack dump: the fatal signal before it is the event
 
@@ -189,48 +190,6 @@ class FatalSignal:
 Event = Traceback | Body | Access | FatalSignal
 
 
-def parse_json(text: str) -> Any:
-    """A JSON value from a printed body; shells and notebooks leave a '%' or prompt after it."""
-    text = text.strip().rstrip("%").strip()
-    if text.startswith("data:"):
-        text = text[5:].strip()
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    # Python's printout of a dict (single quotes, None): read it as a literal, never evaluated as code
-    text = text.translate(_CURLY_QUOTES)
-    try:
-        return ast.literal_eval(text) if len(text) < 200_000 else None
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
-
-
-def close_json(text: str) -> str:
-    """Close the brackets and strings of a JSON text cut off at its end (a pasted body often is)."""
-    stack: list[str] = []
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]" and stack:
-            stack.pop()
-    text = text + '"' if in_string else text
-    text = text.rstrip().rstrip(",")
-    if text.endswith(":"):
-        text += " null"
-    return text + "".join(reversed(stack))
-
-
 class EventFolder:
     """Incremental folding of one log's lines into events."""
 
@@ -270,7 +229,7 @@ class EventFolder:
             self._after_frame.discard(key)  # the source line under a frame, however it is indented
             tb = self._tracebacks.get(key)
             if tb is not None and stripped and not _EXCEPTION.match(stripped):
-                tb.last_code = stripped[:200]
+                tb.last_code, tb.last_seen = stripped[:200], (lineno, stripped)
                 return True
         tail = None if frame or key in self._after_frame else _FRAME_TAIL.match(stripped)
         if tail:
@@ -279,6 +238,7 @@ class EventFolder:
             tb = self._tracebacks.setdefault(key, Traceback(first_line=lineno, process=key))
             if len(tb.frames) < MAX_FRAMES:
                 tb.frames.append((tail.group("path"), tail.group("func")))
+            tb.last_seen = (lineno, stripped)
             self._latest = key
             return True
         if frame:
@@ -289,13 +249,14 @@ class EventFolder:
                 path = frame.group("path") or frame.group("path2") or ""
                 func = frame.group("func") or frame.group("func2") or ""
                 tb.frames.append((path.replace("\\", "/"), func))
+            tb.last_seen = (lineno, stripped)
             return True
         tb = self._tracebacks.get(key)
         if tb is not None and len(msg) - len(stripped) <= 2 and _BARE_EXCEPTION.match(stripped):
             return False  # an exception line pasted with a stray indent (code lines are indented by 4)
         if tb is not None and _TB_MARKER.match(msg):
             if stripped and not stripped.startswith(("File", "^", "~", "|", "+", "└", "│")):
-                tb.last_code = stripped[:200]
+                tb.last_code, tb.last_seen = stripped[:200], (lineno, stripped)
             for name in _MENTIONED.findall(msg):
                 if len(tb.mentions) < 8 and name not in tb.mentions:
                     tb.mentions.append(name)

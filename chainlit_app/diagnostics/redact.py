@@ -37,9 +37,20 @@ _LIST = r"\[[^\]\n]*\]"  # api_key=['k'] in an argparse Namespace, 'api_key': ['
 _BARE = r"[^\s&;,'\"}\]]+(?:[ \t]+(?![\w.-]+\s*[=:])[^\s&;,'\"}\]]+)*"
 
 
+# Values that are no secret and say something: a key that is missing (`api_key: None`, `valid_token=None.`) is
+# often the very cause of a 401.
+_NO_VALUE = re.compile(r"(?i)none\.?|null|nil|")
+# A logprobs field named just `token` (`{"token": "Ġthat", "logprob": …}`, `decoded_token='è£¤'`) holds a piece of
+# the vocabulary: a piece with a letter outside ASCII is the mojibake a decode_error finding quotes, no credential.
+_VOCABULARY_FIELD = re.compile(r"(?i)[\"']?(?:decoded_)?token[\"']?\s*[:=]")
+
+
 def _masked_value(match: re.Match[str]) -> str:
     """Keep the name and the quotes, mask what is between them."""
     value = match.group("value")
+    bare = value.strip("\"'")
+    if _NO_VALUE.fullmatch(bare) or (_VOCABULARY_FIELD.match(match.group("name")) and not bare.isascii()):
+        return match.group(0)
     if value[:1] in "\"'" and len(value) >= 2 and value[-1] == value[0]:
         return match.group("name") + value[0] + MASK + value[0]
     return match.group("name") + MASK

@@ -96,10 +96,31 @@ def test_every_credential_shape_is_masked(line: str, secrets_in_it: list[str], k
         "Basic checks passed; first token: 0.31 s; secrets folder is /srv/data",
         'INFO:     127.0.0.1:59356 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
         "ssh://git@github.com/o/r.git and http://user@host/ and http://127.0.0.1:8000/v1",
+        # logprobs' pieces of the vocabulary: the mojibake a decode_error finding quotes (vLLM #16659, #19177)
+        "{113233: Logprob(logprob=-0.38, rank=1, decoded_token='è£¤åŃĲ')}",
+        "{'token': 'æĺ¯', 'logprob': -0.1649082601070404, 'bytes': [195, 166, 196, 186, 194, 175]}",
+        '    "decoded_token": "Ġthat"',
+        '            "token": "\ufffd",',
+        # a key that is missing says why a request got 401 (LiteLLM #7287)
+        '{"error":{"message":"Authentication Error, Invalid proxy server token passed. valid_token=None."}}',
+        "invalid llm config: {'api_key': None, 'password': '', 'hf_token': null}",
     ],
 )
 def test_ordinary_lines_are_left_alone(line: str) -> None:
     assert redact(line) == line
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ('{"token": "abcdef1234567890"}', "abcdef1234567890"),  # a field named token with an ASCII value
+        ("decoded_token='plain'", "plain"),  # an ASCII piece is masked: nothing tells it from a credential
+        ("password=None of your business", "None of your business"),
+        ("'api_key': 'Nonesuch-123'", "Nonesuch-123"),
+    ],
+)
+def test_values_that_may_be_credentials_are_still_masked(line: str, secret: str) -> None:
+    assert secret not in redact(line)
 
 
 def test_the_current_launch_key_is_masked_as_a_literal_whatever_its_shape() -> None:
