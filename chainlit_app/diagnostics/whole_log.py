@@ -7,6 +7,8 @@ after it as consequences. Memory stays bounded for any file size.
 
 from __future__ import annotations
 
+import codecs
+import io
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from os import PathLike
@@ -107,9 +109,9 @@ def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...
     read = [0]  # physical lines read: a joined line is numbered by its first piece
 
     def counted() -> Iterator[tuple[int, str, bool]]:
-        for item in numbered:
-            read[0] = item[0]
-            yield item
+        for lineno, text, replaced in numbered:
+            read[0] = lineno
+            yield lineno, as_typed(text), replaced
 
     for lineno, text, replaced in unwrapped(without_margin(counted())):
         start.feed(text, lineno)
@@ -176,8 +178,18 @@ def _common_margin(texts: list[str]) -> str:
 
 def iter_file_lines(path: str | PathLike[str]) -> Iterator[tuple[int, str, bool]]:
     """Yield (lineno, text, replaced) reading line by line: memory stays bounded for any file size,
-    lines longer than 64 KiB are cut, undecodable bytes become U+FFFD (replaced=True)."""
+    lines longer than 64 KiB are cut, undecodable bytes become U+FFFD (replaced=True). A file that starts with a
+    UTF-16 or UTF-32 byte-order mark is read in that encoding: Windows PowerShell 5 writes `docker logs vllm >
+    llm.log` so, and read as UTF-8 such a file was one garbled line (a decode_error for a refused port)."""
     with open(path, "rb") as fh:
+        wide = _wide_encoding(fh.read(4))
+        fh.seek(0)
+        if wide is not None:
+            # the text was decoded once already by whoever wrote it: a U+FFFD in it is the log's own
+            with io.TextIOWrapper(fh, encoding=wide, errors="replace", newline="\n") as text:
+                for lineno, line in enumerate(iter(lambda: text.readline(MAX_LINE_BYTES), ""), start=1):
+                    yield lineno, line, False
+            return
         lineno = 0
         while True:
             chunk = fh.readline(MAX_LINE_BYTES)
@@ -192,6 +204,24 @@ def iter_file_lines(path: str | PathLike[str]) -> Iterator[tuple[int, str, bool]
                 yield lineno, chunk.decode("utf-8"), False
             except UnicodeDecodeError:
                 yield lineno, chunk.decode("utf-8", errors="replace"), True
+
+
+def _wide_encoding(head: bytes) -> str | None:
+    """The encoding a byte-order mark names, when it is not UTF-8's (UTF-32's mark starts like UTF-16's)."""
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    return "utf-16" if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else None
+
+
+# Spaces a copy from a web page or a word processor leaves for plain ones: the indentation of a pretty-printed
+# answer turned into no-break spaces is not JSON any more, and the empty answer in it read healthy.
+_PAGE_SPACES = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " "})
+
+
+def as_typed(text: str) -> str:
+    """A line as it was typed: without a byte-order mark (Notepad saves UTF-8 with one, and it hid the first
+    line's prefix), page spaces as spaces, and no trailing blanks (a JSON log line padded by a paste is still JSON)."""
+    return text.lstrip("\ufeff").translate(_PAGE_SPACES).rstrip()
 
 
 def classify_file(path: str | PathLike[str], secrets: Iterable[str] = ()) -> Report:

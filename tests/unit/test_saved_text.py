@@ -1,0 +1,70 @@
+"""A log reads the same however it was saved or copied (issue 11: the reading is the log's, not its file's).
+
+Windows PowerShell 5 writes `docker logs vllm > llm.log` as UTF-16 with a byte-order mark; Notepad saves UTF-8
+with one; a copy from a web page turns indentation into no-break spaces; a paste pads lines with blanks; Windows
+ends lines with CRLF. Every dev log is read again in each form and must get the kind it gets as written (healthy
+ones included: no false alarm). Before `as_typed` and the mark sniffing, 23 of 641 dev logs changed their kind
+behind a UTF-8 mark (17 of them to healthy), 4 behind no-break spaces (3 to healthy) and 1 with trailing blanks, and a
+refused port saved by PowerShell read as one garbled line (decode_error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from chainlit_app.diagnostics import classify_file, classify_lines
+
+DEV = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev"
+
+SAVED: dict[str, Callable[[str], str]] = {
+    "utf8_mark": lambda text: "\ufeff" + text,
+    "page_spaces": lambda text: text.replace("    ", "\u00a0" * 4).replace("  ", "\u00a0 "),
+    "trailing_blanks": lambda text: "\n".join(line + " \t " for line in text.split("\n")),
+    "crlf": lambda text: text.replace("\n", "\r\n"),
+}
+
+
+@cache
+def _as_written() -> dict[Path, str]:
+    return {path: classify_file(path).kind for path in sorted(DEV.glob("*/*.log"))}
+
+
+@pytest.mark.parametrize("form", sorted(SAVED))
+def test_every_dev_log_reads_the_same_as_saved(form: str) -> None:
+    changed = []
+    for path, kind in _as_written().items():
+        text = SAVED[form](path.read_bytes().decode(errors="replace"))
+        got = classify_lines(text.split("\n")).kind
+        if got != kind:
+            changed.append(f"{path.parent.name}/{path.name}: {kind} -> {got}")
+    assert len(_as_written()) > 600
+    assert not changed, "\n".join(changed)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_log_saved_in_a_wide_encoding_is_read_in_it(encoding: str, tmp_path: Path) -> None:
+    """Every dev log written as PowerShell writes it (UTF-16 with its mark; UTF-32 for good measure): same kind,
+    the evidence line's number unchanged."""
+    paths = list(_as_written())[:: 1 if encoding == "utf-16" else 10]
+    changed = []
+    for path in paths:
+        text = path.read_bytes().decode(errors="replace")
+        saved = tmp_path / path.name
+        mark = "\ufeff" if encoding == "utf-16-be" else ""  # the -be codec writes no mark of its own
+        saved.write_bytes((mark + text).encode(encoding))
+        want, got = classify_file(path), classify_file(saved)
+        if got.kind != want.kind or (want.root and got.root and want.root.line != got.root.line):
+            changed.append(f"{path.parent.name}/{path.name}: {want.kind} -> {got.kind}")
+    assert not changed, "\n".join(changed)
+
+
+def test_a_refused_port_saved_by_powershell_is_a_refused_port(tmp_path: Path) -> None:
+    log = tmp_path / "llm.log"
+    log.write_text("INFO:     Started server process [4242]\r\nERROR:    [Errno 98] error while attempting to bind "
+                   "on address ('0.0.0.0', 8000): address already in use\r\n", encoding="utf-16")
+    report = classify_file(log)
+    assert report.kind == "port_in_use" and report.root is not None and report.root.line == 2
