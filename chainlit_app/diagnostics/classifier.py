@@ -187,6 +187,8 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
             self._settle_fatal(dump)
             if not self._phases.seen_marker and stack_shows_serving(dump.functions[-12:]):
                 self._phases.enter(Phase.SERVING)
+        if tb is not None and not tb.line:  # cut before its exception line by the line after it (a fence, prose)
+            return self._on_cut_traceback(tb) + self._on_line(parsed, text, lineno, replaced)
         if tb is not None:
             return self._on_traceback(tb, parsed, text, replaced)
         return self._on_line(parsed, text, lineno, replaced)
@@ -336,11 +338,15 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         for tb in still_open:
             if tb.dump or tb.native:
                 self._settle_fatal(tb)
-            # the evidence: the innermost line it showed (a frame or its code), else its header
-            tb.line, shown = (tb.line, tb.text) if tb.line else \
-                tb.last_seen if tb.last_seen[0] else (tb.first_line, "Traceback (most recent call last):")
-            found += self._on_traceback(tb, ParsedLine("", tb.last_code, tb.process), shown, False)
+            found += self._on_cut_traceback(tb)
         return found
+
+    def _on_cut_traceback(self, tb: Traceback) -> list[Finding]:
+        """A traceback whose exception line never came is still a failure: read by its stack, shown at the
+        innermost line it showed (a frame or its code), else at its header."""
+        tb.line, shown = (tb.line, tb.text) if tb.line else \
+            tb.last_seen if tb.last_seen[0] else (tb.first_line, "Traceback (most recent call last):")
+        return self._on_traceback(tb, ParsedLine("", tb.last_code, tb.process), shown, False)
 
     # -- helpers -----------------------------------------------------------------------------------
 

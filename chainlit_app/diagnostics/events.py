@@ -305,8 +305,8 @@ class EventFolder:
         if tb is None:
             return None
         m = _EXCEPTION.match(parsed.message.strip())
-        if m is None:
-            return None  # a traceback cut off by the excerpt or interleaved output: no exception to read
+        if m is None:  # cut by the excerpt or by other output: its stack still tells (native frames and a dump's
+            return tb if tb.frames and not (tb.dump or tb.native) else None  # only show: their signal names it)
         tb.line = lineno
         tb.exception_type = m.group("type")
         tb.message = (m.group("msg") or "").strip()

@@ -7,10 +7,7 @@ after it as consequences. Memory stays bounded for any file size.
 
 from __future__ import annotations
 
-import codecs
-import io
 from collections.abc import Iterable, Iterator
-from itertools import chain
 from os import PathLike
 
 from .answer_fields import ONE_TOKEN_ID as PRINTED_ONE_TOKEN
@@ -21,13 +18,13 @@ from .failure_sentences import RULE_ID as FAILURE_SENTENCE
 from .failure_sentences import FailureSentenceWatch
 from .findings import ROLE_RANK, Finding, Report
 from .hard_wrap import unwrapped
+from .pasted_text import as_typed, iter_file_lines, without_collector_prefix, without_margin
 from .redact import secrets_of
 from .sse_undecoded import RULE_ID as SSE_LINE_PARSED_AS_JSON
 from .sse_undecoded import SseUndecodedWatch
 from .taxonomy import HEALTHY, Kind
 from .unfinished_start import STEPS, StartWatch
 
-MAX_LINE_BYTES = 64 * 1024
 # What only the watches of a whole log name (an unfinished start, a client's SSE line parsed as JSON, an answer
 # printed as fields): the live path, which feeds `LineClassifier` alone, never names these. Kept beside the watches
 # `_classify` runs, so that a new watch is added to both at once.
@@ -113,7 +110,8 @@ def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...
             read[0] = lineno
             yield lineno, as_typed(text), replaced
 
-    for lineno, text, replaced in unwrapped(without_margin(counted())):
+    for lineno, joined, replaced in unwrapped(without_margin(counted())):
+        text = without_collector_prefix(joined)
         start.feed(text, lineno)
         sentences.feed(text, lineno)
         sse.feed(text, lineno, secrets)
@@ -142,86 +140,6 @@ def _ended(classifier: LineClassifier, collector: Collector,
         if last is not None:
             collector.add(last)
     return collector.report(count)
-
-
-MARGIN_WINDOW = 64
-
-
-def without_margin(numbered: Iterable[tuple[int, str, bool]]) -> Iterator[tuple[int, str, bool]]:
-    """The lines without the indentation they all share: a log pasted as a Markdown code block or quoted in a
-    mail is indented as a whole, and an indented line reads as a traceback's fragment. The margin is what the
-    first `MARGIN_WINDOW` non-blank lines share (memory stays bounded); a later line keeps what it does not share."""
-    lines = iter(numbered)
-    window: list[tuple[int, str, bool]] = []
-    texts: list[str] = []  # the window's non-blank lines
-    for item in lines:
-        window.append(item)
-        if item[1].strip():
-            texts.append(item[1])
-            if len(texts) >= MARGIN_WINDOW:
-                break
-    margin = _common_margin(texts)
-    for lineno, text, replaced in chain(window, lines):
-        yield lineno, text[len(margin):] if margin and text.startswith(margin) else text, replaced
-
-
-def _common_margin(texts: list[str]) -> str:
-    """The leading spaces and tabs every text starts with ('' when none or no texts)."""
-    if not texts:
-        return ""
-    margin = texts[0][: len(texts[0]) - len(texts[0].lstrip(" \t"))]
-    for text in texts[1:]:
-        while margin and not text.startswith(margin):
-            margin = margin[:-1]
-    return margin
-
-
-def iter_file_lines(path: str | PathLike[str]) -> Iterator[tuple[int, str, bool]]:
-    """Yield (lineno, text, replaced) reading line by line: memory stays bounded for any file size,
-    lines longer than 64 KiB are cut, undecodable bytes become U+FFFD (replaced=True). A file that starts with a
-    UTF-16 or UTF-32 byte-order mark is read in that encoding: Windows PowerShell 5 writes `docker logs vllm >
-    llm.log` so, and read as UTF-8 such a file was one garbled line (a decode_error for a refused port)."""
-    with open(path, "rb") as fh:
-        wide = _wide_encoding(fh.read(4))
-        fh.seek(0)
-        if wide is not None:
-            # the text was decoded once already by whoever wrote it: a U+FFFD in it is the log's own
-            with io.TextIOWrapper(fh, encoding=wide, errors="replace", newline="\n") as text:
-                for lineno, line in enumerate(iter(lambda: text.readline(MAX_LINE_BYTES), ""), start=1):
-                    yield lineno, line, False
-            return
-        lineno = 0
-        while True:
-            chunk = fh.readline(MAX_LINE_BYTES)
-            if not chunk:
-                return
-            if not chunk.endswith(b"\n"):
-                rest = chunk
-                while rest and not rest.endswith(b"\n"):  # skip the remainder of an over-long line
-                    rest = fh.readline(MAX_LINE_BYTES)
-            lineno += 1
-            try:
-                yield lineno, chunk.decode("utf-8"), False
-            except UnicodeDecodeError:
-                yield lineno, chunk.decode("utf-8", errors="replace"), True
-
-
-def _wide_encoding(head: bytes) -> str | None:
-    """The encoding a byte-order mark names, when it is not UTF-8's (UTF-32's mark starts like UTF-16's)."""
-    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
-        return "utf-32"
-    return "utf-16" if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else None
-
-
-# Spaces a copy from a web page or a word processor leaves for plain ones: the indentation of a pretty-printed
-# answer turned into no-break spaces is not JSON any more, and the empty answer in it read healthy.
-_PAGE_SPACES = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " "})
-
-
-def as_typed(text: str) -> str:
-    """A line as it was typed: without a byte-order mark (Notepad saves UTF-8 with one, and it hid the first
-    line's prefix), page spaces as spaces, and no trailing blanks (a JSON log line padded by a paste is still JSON)."""
-    return text.lstrip("\ufeff").translate(_PAGE_SPACES).rstrip()
 
 
 def classify_file(path: str | PathLike[str], secrets: Iterable[str] = ()) -> Report:

@@ -13,12 +13,12 @@ import pytest
 
 from chainlit_app.diagnostics import HEALTHY, LineClassifier, classify_file, classify_lines, redact
 from chainlit_app.diagnostics.hard_wrap import unwrapped
+from chainlit_app.diagnostics.pasted_text import without_margin
 from chainlit_app.diagnostics.whole_log import (
     EXPLAINED_BY,
     EXPLAINED_BY_RULES,
     EXPLAINED_WHEN_UNRECOGNISED,
     WHOLE_LOG_ONLY_RULES,
-    without_margin,
 )
 from tests.classifier_lines import OOM
 

@@ -1,11 +1,15 @@
-"""A log reads the same however it was saved or copied (issue 11: the reading is the log's, not its file's).
+"""A log reads the same however it was saved, collected or copied (issue 11: the reading is the log's, not its
+file's).
 
 Windows PowerShell 5 writes `docker logs vllm > llm.log` as UTF-16 with a byte-order mark; Notepad saves UTF-8
 with one; a copy from a web page turns indentation into no-break spaces; a paste pads lines with blanks; Windows
-ends lines with CRLF. Every dev log is read again in each form and must get the kind it gets as written (healthy
-ones included: no false alarm). Before `as_typed` and the mark sniffing, 23 of 641 dev logs changed their kind
-behind a UTF-8 mark (17 of them to healthy), 4 behind no-break spaces (3 to healthy) and 1 with trailing blanks, and a
-refused port saved by PowerShell read as one garbled line (decode_error).
+ends lines with CRLF; journalctl, `kubectl logs --prefix --timestamps` and Ray put their prefix before every line;
+an issue wraps the log in a Markdown fence. Every dev log is read again in each form and must get the kind it gets
+as written (healthy ones included: no false alarm). Measured with these forms on `6536a2b` (before
+`pasted_text.py`), kinds changed of 641: UTF-8 mark 23 (17 to healthy), page spaces 4 (3), trailing blanks 1 (1),
+CRLF 0, journalctl 15 (13), journalctl with ISO times 119 (75 to healthy, and 12 logs read healthy as written
+read as failures), kubectl's prefix 14 (12), with timestamps 15 (13), timestamps alone 15 (13), a Ray actor's tag
+44 (38), a Markdown fence 17 (13); and a refused port saved by PowerShell read as one garbled line (decode_error).
 """
 
 from __future__ import annotations
@@ -25,7 +29,19 @@ SAVED: dict[str, Callable[[str], str]] = {
     "page_spaces": lambda text: text.replace("    ", "\u00a0" * 4).replace("  ", "\u00a0 "),
     "trailing_blanks": lambda text: "\n".join(line + " \t " for line in text.split("\n")),
     "crlf": lambda text: text.replace("\n", "\r\n"),
+    # how collectors hand a log over: every line behind their prefix (a blank line too), or inside a fence
+    "journalctl": lambda text: _each(text, "Dec 03 10:00:00 gpu01 vllm[1234]: "),
+    "journalctl_iso": lambda text: _each(text, "2025-12-03T10:00:00+0000 gpu01 python3[1234]: "),
+    "kubectl_prefix": lambda text: _each(text, "[pod/vllm-0/vllm] "),
+    "kubectl_prefix_timestamps": lambda text: _each(text, "[pod/vllm-0/vllm] 2025-12-03T10:00:00.123456789Z "),
+    "kubectl_timestamps": lambda text: _each(text, "2025-12-03T10:00:00.123456789+00:00 "),
+    "ray_actor": lambda text: _each(text, "(ServeReplica:default:VLLMDeployment pid=4242) "),
+    "markdown_fence": lambda text: "```log\n" + text + "\n```",
 }
+
+
+def _each(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.split("\n"))
 
 
 @cache

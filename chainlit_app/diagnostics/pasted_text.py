@@ -1,0 +1,138 @@
+"""How a log reaches the classifier: the file's encoding, the envelope it was collected or pasted in, the margin it
+was quoted with. Each step gives back the lines as the process wrote them, numbered as `grep -n` numbers the
+file; memory stays bounded (line by line, and a window of the first lines where a whole log decides).
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+from collections.abc import Iterable, Iterator
+from itertools import chain
+from os import PathLike
+
+MAX_LINE_BYTES = 64 * 1024
+
+
+def iter_file_lines(path: str | PathLike[str]) -> Iterator[tuple[int, str, bool]]:
+    """Yield (lineno, text, replaced) reading line by line: memory stays bounded for any file size,
+    lines longer than 64 KiB are cut, undecodable bytes become U+FFFD (replaced=True). A file that starts with a
+    UTF-16 or UTF-32 byte-order mark is read in that encoding: Windows PowerShell 5 writes `docker logs vllm >
+    llm.log` so, and read as UTF-8 such a file was one garbled line (a decode_error for a refused port)."""
+    with open(path, "rb") as fh:
+        wide = _wide_encoding(fh.read(4))
+        fh.seek(0)
+        if wide is not None:
+            # the text was decoded once already by whoever wrote it: a U+FFFD in it is the log's own
+            with io.TextIOWrapper(fh, encoding=wide, errors="replace", newline="\n") as text:
+                for lineno, line in enumerate(iter(lambda: text.readline(MAX_LINE_BYTES), ""), start=1):
+                    yield lineno, line, False
+            return
+        lineno = 0
+        while True:
+            chunk = fh.readline(MAX_LINE_BYTES)
+            if not chunk:
+                return
+            if not chunk.endswith(b"\n"):
+                rest = chunk
+                while rest and not rest.endswith(b"\n"):  # skip the remainder of an over-long line
+                    rest = fh.readline(MAX_LINE_BYTES)
+            lineno += 1
+            try:
+                yield lineno, chunk.decode("utf-8"), False
+            except UnicodeDecodeError:
+                yield lineno, chunk.decode("utf-8", errors="replace"), True
+
+
+def _wide_encoding(head: bytes) -> str | None:
+    """The encoding a byte-order mark names, when it is not UTF-8's (UTF-32's mark starts like UTF-16's)."""
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    return "utf-16" if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else None
+
+
+# Spaces a copy from a web page or a word processor leaves for plain ones: the indentation of a pretty-printed
+# answer turned into no-break spaces is not JSON any more, and the empty answer in it read healthy.
+_PAGE_SPACES = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " "})
+
+
+# A Markdown fence a log was pasted in (```` ``` ````, ```` ```log ````, `~~~`): a trailing one ended an unfinished
+# start-up's excerpt on a line that is no step, and closed a cut answer's body with a line that is not JSON.
+_FENCE = re.compile(r"\s*(?:`{3,}|~{3,})[\w+-]*\s*")
+
+
+# What a log collector writes before each line the process wrote: journalctl's `Dec 03 10:00:00 host vllm[1234]: `
+# (also with an ISO time), `kubectl logs --prefix`'s `[pod/name/container] ` and `--timestamps`' RFC 3339 time, in
+# that order when combined. Behind them a blank line was a line of its own (a loop of identical lines, a false
+# alarm) and a traceback's message did not start the line.
+_COLLECTOR_PREFIX = re.compile(
+    r"\s*(?:\[pod/[^/\]\s]+/[^\]\s]+\](?: |$))?"
+    r"(?:(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?|"
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d))"
+    r"(?: [\w.-]+ [\w.@/-]+\[\d+\]:(?= |$))? ?)?"
+)
+
+
+def as_typed(text: str) -> str:
+    """A line as it was typed: without a byte-order mark (Notepad saves UTF-8 with one, and it hid the first
+    line's prefix), page spaces as spaces, no blanks after a closing brace (a JSON log line padded by a paste is
+    still JSON), and a Markdown fence as a blank line."""
+    text = text.lstrip("\ufeff").translate(_PAGE_SPACES).rstrip("\r\n")
+    if text[-1:] in " \t" and text.rstrip()[-1:] in "}]":  # not every blank: `> `, `vllm-1  | ` are envelopes
+        text = text.rstrip()
+    return "" if text[:1] in "`~ " and _FENCE.fullmatch(text) else text
+
+
+def without_collector_prefix(text: str) -> str:
+    """The line without the prefix a log collector wrote before it; taken off after a hard wrap's pieces are joined
+    (the prefix is part of the width the pieces were cut at)."""
+    prefix = _COLLECTOR_PREFIX.match(text) if text[:1] in "[ADFJMNOS0123456789 \t" else None
+    return text[prefix.end():] if prefix is not None and prefix.group().strip() else text
+
+
+MARGIN_WINDOW = 64
+
+
+def without_margin(numbered: Iterable[tuple[int, str, bool]]) -> Iterator[tuple[int, str, bool]]:
+    """The lines without the indentation they all share: a log pasted as a Markdown code block or quoted in a
+    mail is indented as a whole, and an indented line reads as a traceback's fragment. The margin is what the
+    first `MARGIN_WINDOW` non-blank lines share (memory stays bounded); a later line keeps what it does not share."""
+    lines = iter(numbered)
+    window: list[tuple[int, str, bool]] = []
+    texts: list[str] = []  # the window's non-blank lines
+    for item in lines:
+        window.append(item)
+        if item[1].strip():
+            texts.append(item[1])
+            if len(texts) >= MARGIN_WINDOW:
+                break
+    margin = _common_margin(texts)
+    tag = _common_tag([text[len(margin):] for text in texts])
+    for lineno, text, replaced in chain(window, lines):
+        text = text[len(margin):] if margin and text.startswith(margin) else text
+        yield lineno, text[len(tag):].removeprefix(" ") if tag and text.startswith(tag) else text, replaced
+
+
+# Ray prints every line an actor writes behind the actor's tag (`(ServeReplica:default:VLLMDeployment pid=4242) `,
+# `(WorkerDict pid=77) `): when every line of the window carries the same one, it is the envelope of one process,
+# and behind it a printed answer, a body or a start-up's last step were not read as such.
+_PROCESS_TAG = re.compile(r"\([^()]{1,120}? pid=\d+[^()]{0,80}\)(?= |$)")
+
+
+def _common_tag(texts: list[str]) -> str:
+    """The process tag every text starts with ('' when they differ, or fewer than two texts)."""
+    first = _PROCESS_TAG.match(texts[0]) if len(texts) > 1 else None
+    tag = first.group() if first is not None else ""
+    return tag if tag and all(text.startswith(tag) and _PROCESS_TAG.match(text) for text in texts) else ""
+
+
+def _common_margin(texts: list[str]) -> str:
+    """The leading spaces and tabs every text starts with ('' when none or no texts)."""
+    if not texts:
+        return ""
+    margin = texts[0][: len(texts[0]) - len(texts[0].lstrip(" \t"))]
+    for text in texts[1:]:
+        while margin and not text.startswith(margin):
+            margin = margin[:-1]
+    return margin
