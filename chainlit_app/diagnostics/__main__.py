@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from chainlit_app.i18n import LANGUAGES, Language, from_environment, localize, p
 
 from .findings import Finding, Report
 from .taxonomy import kind_info
-from .whole_log import classify_file
+from .whole_log import classify_file, classify_stream
 
 if TYPE_CHECKING:  # the doctor and the remedies load settings and httpx: `classify` does not pay for them
     from chainlit_app.doctor import Check, PreflightConfig
@@ -71,7 +72,8 @@ def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
     status = 0
     for path in args.files:
         try:
-            report = classify_file(path, secrets=args.secret or ())
+            report = classify_stream(sys.stdin.buffer, secrets=args.secret or ()) if path == "-" else \
+                classify_file(path, secrets=args.secret or ())
         except OSError as exc:
             print(t("cli.cannot_read", path=path, error=exc.strerror or exc), file=sys.stderr)
             status = 2
@@ -191,7 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     classify = sub.add_parser("classify", help="name the root cause of one or more vLLM log files")
-    classify.add_argument("files", nargs="+", metavar="FILE", help="vLLM server or client log files")
+    classify.add_argument("files", nargs="+", metavar="FILE",
+                          help="vLLM server or client log files; - reads standard input (docker logs vllm 2>&1 | ...)")
     classify.add_argument("--json", action="store_true", help="one JSON object per file per line")
     classify.add_argument(
         "--secret", action="append", metavar="VALUE", help="extra value to mask in evidence (repeatable)"
@@ -225,4 +228,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `classify … | head`: the reader left; Python's documented way to go quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)  # 128 + SIGPIPE, as a shell reports a pipe's writer that the reader left

@@ -11,38 +11,47 @@ import re
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from os import PathLike
+from typing import BinaryIO
 
 MAX_LINE_BYTES = 64 * 1024
 
 
 def iter_file_lines(path: str | PathLike[str]) -> Iterator[tuple[int, str, bool]]:
-    """Yield (lineno, text, replaced) reading line by line: memory stays bounded for any file size,
-    lines longer than 64 KiB are cut, undecodable bytes become U+FFFD (replaced=True). A file that starts with a
-    UTF-16 or UTF-32 byte-order mark is read in that encoding: Windows PowerShell 5 writes `docker logs vllm >
-    llm.log` so, and read as UTF-8 such a file was one garbled line (a decode_error for a refused port)."""
+    """Yield (lineno, text, replaced) of a file; see `iter_stream_lines`."""
     with open(path, "rb") as fh:
-        wide = _wide_encoding(fh.read(4))
-        fh.seek(0)
-        if wide is not None:
-            # the text was decoded once already by whoever wrote it: a U+FFFD in it is the log's own
-            with io.TextIOWrapper(fh, encoding=wide, errors="replace", newline="\n") as text:
-                for lineno, line in enumerate(iter(lambda: text.readline(MAX_LINE_BYTES), ""), start=1):
-                    yield lineno, line, False
+        yield from iter_stream_lines(fh)
+
+
+def iter_stream_lines(fh: BinaryIO) -> Iterator[tuple[int, str, bool]]:
+    """Yield (lineno, text, replaced) reading line by line (a file, or standard input: `docker logs vllm 2>&1 |
+    classify -`): memory stays bounded for any size, lines longer than 64 KiB are cut, undecodable bytes become
+    U+FFFD (replaced=True). A stream that starts with a UTF-16 or UTF-32 byte-order mark is read in that encoding:
+    Windows PowerShell 5 writes `docker logs vllm > llm.log` so, and read as UTF-8 such a file was one garbled line
+    (a decode_error for a refused port)."""
+    # a file and standard input are buffered: their first bytes can be looked at without reading them
+    wide = _wide_encoding(fh.peek(4)[:4]) if isinstance(fh, io.BufferedReader) else None
+    buffered = fh
+    if wide is not None:
+        # the text was decoded once already by whoever wrote it: a U+FFFD in it is the log's own
+        text = io.TextIOWrapper(buffered, encoding=wide, errors="replace", newline="\n")
+        for lineno, line in enumerate(iter(lambda: text.readline(MAX_LINE_BYTES), ""), start=1):
+            yield lineno, line, False
+        text.detach()  # the caller owns the stream
+        return
+    lineno = 0
+    while True:
+        chunk = buffered.readline(MAX_LINE_BYTES)
+        if not chunk:
             return
-        lineno = 0
-        while True:
-            chunk = fh.readline(MAX_LINE_BYTES)
-            if not chunk:
-                return
-            if not chunk.endswith(b"\n"):
-                rest = chunk
-                while rest and not rest.endswith(b"\n"):  # skip the remainder of an over-long line
-                    rest = fh.readline(MAX_LINE_BYTES)
-            lineno += 1
-            try:
-                yield lineno, chunk.decode("utf-8"), False
-            except UnicodeDecodeError:
-                yield lineno, chunk.decode("utf-8", errors="replace"), True
+        if not chunk.endswith(b"\n"):
+            rest = chunk
+            while rest and not rest.endswith(b"\n"):  # skip the remainder of an over-long line
+                rest = buffered.readline(MAX_LINE_BYTES)
+        lineno += 1
+        try:
+            yield lineno, chunk.decode("utf-8"), False
+        except UnicodeDecodeError:
+            yield lineno, chunk.decode("utf-8", errors="replace"), True
 
 
 def _wide_encoding(head: bytes) -> str | None:

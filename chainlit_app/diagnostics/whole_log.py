@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from os import PathLike
+from typing import BinaryIO
 
 from .answer_fields import ONE_TOKEN_ID as PRINTED_ONE_TOKEN
 from .answer_fields import RULE_ID as PRINTED_ANSWER_FIELDS
@@ -18,7 +19,7 @@ from .failure_sentences import RULE_ID as FAILURE_SENTENCE
 from .failure_sentences import FailureSentenceWatch
 from .findings import ROLE_RANK, Finding, Report
 from .hard_wrap import unwrapped
-from .pasted_text import as_typed, iter_file_lines, without_collector_prefix, without_margin
+from .pasted_text import as_typed, iter_file_lines, iter_stream_lines, without_collector_prefix, without_margin
 from .redact import secrets_of
 from .sse_undecoded import RULE_ID as SSE_LINE_PARSED_AS_JSON
 from .sse_undecoded import SseUndecodedWatch
@@ -146,3 +147,8 @@ def classify_file(path: str | PathLike[str], secrets: Iterable[str] = ()) -> Rep
     """Classify a log file; see `iter_file_lines` for how the file is read. A file is an excerpt: a start-up
     it shows stopping at a step is a stall (`unfinished_start.py`)."""
     return _classify(iter_file_lines(path), secrets_of(secrets), excerpt=True)
+
+
+def classify_stream(fh: BinaryIO, secrets: Iterable[str] = ()) -> Report:
+    """Classify a log read from a binary stream (standard input), as `classify_file` reads a file."""
+    return _classify(iter_stream_lines(fh), secrets_of(secrets), excerpt=True)

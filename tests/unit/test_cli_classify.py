@@ -96,3 +96,33 @@ def test_unreadable_file_is_reported_and_the_others_still_classified(tmp_path: P
 def test_usage_errors() -> None:
     assert _run().returncode == 2
     assert _run("classify").returncode == 2
+
+
+def test_standard_input_is_read_with_a_dash() -> None:
+    """`docker logs vllm 2>&1 | python -m chainlit_app.diagnostics classify -`: the same report as the file's."""
+    log = CORPUS / "port_in_use" / "recorded_cpu_port_taken.log"
+    piped = subprocess.run([sys.executable, "-m", "chainlit_app.diagnostics", "classify", "--json", "-"],
+                           input=log.read_bytes(), capture_output=True, timeout=120, cwd=ROOT, check=False)
+    assert piped.returncode == 0, piped.stderr
+    from_stdin, from_file = json.loads(piped.stdout), json.loads(_run("classify", "--json", str(log)).stdout)
+    assert from_stdin["file"] == "-" and from_stdin["kind"] == "port_in_use"
+    assert from_stdin["findings"] == from_file["findings"]
+
+
+def test_a_powershell_redirect_piped_in_is_read_as_utf16() -> None:
+    """PowerShell 5's `>` writes UTF-16 with its byte-order mark; piped in, it is read in that encoding."""
+    text = ("INFO:     Started server process [4242]\r\nERROR:    [Errno 98] error while attempting to bind on "
+            "address ('0.0.0.0', 8000): address already in use\r\n")
+    piped = subprocess.run([sys.executable, "-m", "chainlit_app.diagnostics", "classify", "--json", "-"],
+                           input=text.encode("utf-16"), capture_output=True, timeout=120, cwd=ROOT, check=False)
+    report = json.loads(piped.stdout)
+    assert report["kind"] == "port_in_use" and report["findings"][0]["line"] == 2
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback() -> None:
+    """`classify *.log | head -1`: the pipe closes under the writer; it stops quietly with 128 + SIGPIPE."""
+    shell = (f"{sys.executable} -m chainlit_app.diagnostics classify {CORPUS}/*/*.log | head -1 >/dev/null;"
+             " echo ${PIPESTATUS[0]}")
+    done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr
+    assert done.stdout.strip() == "141"
