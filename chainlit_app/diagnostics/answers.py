@@ -23,6 +23,7 @@ from .token_stutter import repeated_tokens_in_copy
 from .turn_markers import leaked_turn_marker, spelled_marker
 from .word_salad import is_word_salad
 
+ANSWER_FIELDS = ("content", "text", "response", "reasoning_content")  # where a body keeps its answer, first first
 # Long runs of digits again and again: numbers a broken model emits instead of words.
 _DIGIT_RUN = re.compile(r"\d{9,}")
 # NaN or inf logits make every step pick token 0, which is '!' in byte-level BPE vocabularies (GPT-2, Llama 3,

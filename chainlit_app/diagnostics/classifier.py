@@ -22,7 +22,7 @@ from collections import Counter
 
 from chainlit_app.i18n import Msg
 
-from .answers import StreamAssembler, is_chunk, judge_body, judge_fragment
+from .answers import ANSWER_FIELDS, StreamAssembler, is_chunk, judge_body, judge_fragment
 from .chains import SEPARATOR, ChainLinks
 from .error_words import last_reading
 from .events import Body, EventFolder, Traceback
@@ -78,7 +78,6 @@ _ENVELOPE_START = re.compile(r"\[?\d{4}-\d{2}-\d{2}[T ]|[\w.-]+\s+\|\s|\[pod/|[A
                              r"\s*\d{1,7}[:\t-]|[\w./-]+\.(?:log|txt|out|err)[:-]\d")
 # How the lines a server writes begin (levels, process tags, times): anything else is printed output.
 _LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
-_ANSWER_FIELDS = ("content", "text", "response", "reasoning_content")  # where a body keeps its answer
 
 
 def _printed_behind_envelope(text: str) -> str | None:
@@ -288,13 +287,11 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
                 return self._error_response(error[0].split(), error[1], body.first_line, body.text)
             return found
         self._phases.enter(Phase.SERVING)
-        if "\n" not in body.text:
-            return [self._finding(verdict.kind, body.line, body.text, verdict.hint, f"body_{verdict.kind.value}",
-                                  "decisive")]
-        answer_at = field_offset(body.lines, _ANSWER_FIELDS)  # a pretty-printed body: its verdict at its answer's line
+        pretty = "\n" in body.text  # a pretty-printed body: its verdict, at its answer's line
+        answer_at = field_offset(body.lines, ANSWER_FIELDS) if pretty else None
         line = body.line if answer_at is None else body.first_line + answer_at
-        return [self._finding(verdict.kind, line, verdict.evidence, verdict.hint, f"body_{verdict.kind.value}",
-                              "decisive")]
+        return [self._finding(verdict.kind, line, verdict.evidence if pretty else body.text, verdict.hint,
+                              f"body_{verdict.kind.value}", "decisive")]
 
     def _error_response(self, names: list[str], message: str, lineno: int, text: str) -> list[Finding]:
         """An error response no rule named (a body, a client's `400 <message>`): its type and status in the
