@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from chainlit_app.i18n import Msg
 
-from .rules import Rule, rule
+from .rules import STARTING, Rule, rule
 from .taxonomy import Kind
 
 RESOURCE_RULES: tuple[Rule, ...] = (
@@ -94,6 +94,40 @@ RESOURCE_RULES: tuple[Rule, ...] = (
             "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
             "\"C:\\Users\\Mohamed\\anaconda3\\envs\\3days\\lib\\site-packages\\torch\\lib\\"
             "caffe2_module_test_dynamic.dll\" o",
+        ),
+    ),
+    # --- space: shared memory, then disk (the same errno; shared memory first, it is the more specific) ---
+    # Docker gives a container 64 MB of /dev/shm; NCCL's segments between the GPUs of one node and torch's
+    # shared tensors live there. vLLM's start with tensor parallelism is where it runs out.
+    rule(
+        "shared_memory_exhausted",
+        Kind.STARTUP_FAILURE,
+        r"Error while creating shared memory segment|NCCL WARN Call to posix_fallocate failed|"
+        r"/dev/shm\S*.{0,80}No space left on device|No space left on device.{0,80}/dev/shm|"
+        r"unable to write to file </torch_[\d_]+>.{0,20}No space left on device",
+        hint=Msg("rule.shared_memory_exhausted"),
+        phases=STARTING,
+        examples=(
+            "gpu2-ru7:2143:2561 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on "
+            "device",  # NVIDIA/nccl #290 (a container's 64 MB /dev/shm)
+            "RuntimeError: unable to write to file </torch_739_144252761_4>: No space left on device (28)",
+            # logicalclocks/hopsworks #1557 (torch's shared tensors in a 64 MB /dev/shm)
+        ),
+    ),
+    rule(
+        "disk_full",
+        Kind.STARTUP_FAILURE,
+        r"No space left on device|\[Errno 28\]|\bkind: StorageFull\b|ENOSPC\b|Disk quota exceeded|\[Errno 122\]",
+        hint=Msg("rule.disk_full"),
+        phases=STARTING,
+        examples=(
+            # aws/sagemaker-huggingface-inference-toolkit #80 (weights copied to a full disk)
+            "OSError: [Errno 28] No space left on device: '/opt/ml/model/pytorch_model-00001-of-00005.bin' -> "
+            "'/.sagemaker/mms/models/model/pytorch_model-00001-of-00005.bin'",
+            "safetensors_rust.SafetensorError: Error while serializing: IoError(Os { code: 28, kind: StorageFull, "
+            'message: "No space left on device" })',  # LlamaFactory #5155
+            "[Errno 28] No space left on device: '~/.cache/huggingface/hub/models--lemonaddie--geowizard'",
+            # kijai/ComfyUI-Geowizard #10 (the hub's cache on a full disk)
         ),
     ),
     # Ray's notice of a dead worker lists what may have killed it ('There are some potential root causes. (1)
