@@ -68,7 +68,10 @@ _PAGE_SPACES = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " "})
 
 # A Markdown fence a log was pasted in (```` ``` ````, ```` ```log ````, `~~~`): a trailing one ended an unfinished
 # start-up's excerpt on a line that is no step, and closed a cut answer's body with a line that is not JSON.
-_FENCE = re.compile(r"\s*(?:`{3,}|~{3,})[\w+-]*\s*")
+# The same inside a Markdown quote (`> ````), and the HTML an issue folds a long log in (`<details>`,
+# `<summary>Logs</summary>`, `</details>`): a line of wrapping, not of the log.
+_FENCE = re.compile(r"\s*(?:>\s?)*(?:`{3,}|~{3,})[\w+-]*\s*|"
+                    r"\s*(?:</?(?:details|summary|pre|code)\b[^>]{0,80}>[^<>]{0,120}){1,3}\s*")
 
 
 # What a log collector writes before each line the process wrote: journalctl's `Dec 03 10:00:00 host vllm[1234]: `
@@ -90,7 +93,7 @@ def as_typed(text: str) -> str:
     text = text.lstrip("\ufeff").translate(_PAGE_SPACES).rstrip("\r\n")
     if text[-1:] in " \t" and text.rstrip()[-1:] in "}]":  # not every blank: `> `, `vllm-1  | ` are envelopes
         text = text.rstrip()
-    return "" if text[:1] in "`~ " and _FENCE.fullmatch(text) else text
+    return "" if text[:1] in "`~> <\t" and _FENCE.fullmatch(text) else text
 
 
 def without_collector_prefix(text: str) -> str:

@@ -9,7 +9,8 @@ as written (healthy ones included: no false alarm). Measured with these forms on
 `pasted_text.py`), kinds changed of 641: UTF-8 mark 23 (17 to healthy), page spaces 4 (3), trailing blanks 1 (1),
 CRLF 0, journalctl 15 (13), journalctl with ISO times 119 (75 to healthy, and 12 logs read healthy as written
 read as failures), kubectl's prefix 14 (12), with timestamps 15 (13), timestamps alone 15 (13), a Ray actor's tag
-44 (38), a Markdown fence 17 (13); and a refused port saved by PowerShell read as one garbled line (decode_error).
+44 (38), a Markdown fence 17 (13), a fence folded in an issue's `<details>` 18 (13); and a refused port saved
+by PowerShell read as one garbled line (decode_error).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ SAVED: dict[str, Callable[[str], str]] = {
     "kubectl_timestamps": lambda text: _each(text, "2025-12-03T10:00:00.123456789+00:00 "),
     "ray_actor": lambda text: _each(text, "(ServeReplica:default:VLLMDeployment pid=4242) "),
     "markdown_fence": lambda text: "```log\n" + text + "\n```",
+    "issue_details": lambda text: "<details>\n<summary>Full log</summary>\n\n```\n" + text + "\n```\n</details>",
 }
 
 
