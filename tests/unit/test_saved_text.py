@@ -23,7 +23,8 @@ import pytest
 
 from chainlit_app.diagnostics import classify_file, classify_lines
 
-DEV = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev"
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
+DEV = LOGS / "dev"
 
 SAVED: dict[str, Callable[[str], str]] = {
     "utf8_mark": lambda text: "\ufeff" + text,
@@ -47,19 +48,22 @@ def _each(text: str, prefix: str) -> str:
 
 
 @cache
-def _as_written() -> dict[Path, str]:
-    return {path: classify_file(path).kind for path in sorted(DEV.glob("*/*.log"))}
+def _as_written(split: str = "dev") -> dict[Path, str]:
+    return {path: classify_file(path).kind for path in sorted((LOGS / split).glob("*/*.log"))}
 
 
+@pytest.mark.parametrize("split", ["dev", "holdout", "unnamed"])
 @pytest.mark.parametrize("form", sorted(SAVED))
-def test_every_dev_log_reads_the_same_as_saved(form: str) -> None:
+def test_every_log_reads_the_same_as_saved(form: str, split: str) -> None:
+    """dev shaped the reading of these forms; the holdout and unnamed logs (1,122) never did: on `6536a2b` the
+    forms changed 249 of their readings (166 to healthy, 14 healthy ones to a failure)."""
     changed = []
-    for path, kind in _as_written().items():
+    for path, kind in _as_written(split).items():
         text = SAVED[form](path.read_bytes().decode(errors="replace"))
         got = classify_lines(text.split("\n")).kind
         if got != kind:
             changed.append(f"{path.parent.name}/{path.name}: {kind} -> {got}")
-    assert len(_as_written()) > 600
+    assert len(_as_written(split)) > 10
     assert not changed, "\n".join(changed)
 
 
