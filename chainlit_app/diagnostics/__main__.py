@@ -70,10 +70,15 @@ def _finding_json(finding: Finding) -> dict[str, object]:
 
 def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
     status = 0
+    if args.files.count("-") > 1:  # standard input is read once: a second '-' would read nothing, 'healthy'
+        print(t("cli.stdin_twice"), file=sys.stderr)
+        return 2
     for path in args.files:
         try:
-            report = classify_stream(sys.stdin.buffer, secrets=args.secret or ()) if path == "-" else \
-                classify_file(path, secrets=args.secret or ())
+            if path == "-":
+                report = classify_stream(sys.stdin.buffer, secrets=args.secret or ())
+            else:
+                report = classify_file(path, secrets=args.secret or ())
         except OSError as exc:
             print(t("cli.cannot_read", path=path, error=exc.strerror or exc), file=sys.stderr)
             status = 2

@@ -187,7 +187,7 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
             if not self._phases.seen_marker and stack_shows_serving(dump.functions[-12:]):
                 self._phases.enter(Phase.SERVING)
         if tb is not None and not tb.line:  # cut before its exception line by the line after it (a fence, prose)
-            return self._on_cut_traceback(tb) + self._on_line(parsed, text, lineno, replaced)
+            return self._on_cut_traceback(tb, mid_log=True) + self._on_line(parsed, text, lineno, replaced)
         if tb is not None:
             return self._on_traceback(tb, parsed, text, replaced)
         return self._on_line(parsed, text, lineno, replaced)
@@ -337,13 +337,6 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
                 self._settle_fatal(tb)
             found += self._on_cut_traceback(tb)
         return found
-
-    def _on_cut_traceback(self, tb: Traceback) -> list[Finding]:
-        """A traceback whose exception line never came is still a failure: read by its stack, shown at the
-        innermost line it showed (a frame or its code), else at its header."""
-        tb.line, shown = (tb.line, tb.text) if tb.line else \
-            tb.last_seen if tb.last_seen[0] else (tb.first_line, "Traceback (most recent call last):")
-        return self._on_traceback(tb, ParsedLine("", tb.last_code, tb.process), shown, False)
 
     # -- helpers -----------------------------------------------------------------------------------
 

@@ -22,8 +22,10 @@ MAX_FRAMES = 60
 MAX_BODY_LINES = 200
 
 _TB_START = re.compile(r"Traceback \(most recent call last\)")
-# faulthandler's stack dump after a fatal signal: frames to show, not an exception to name
-_DUMP_START = re.compile(r"(?:Stack|(?:Current )?[Tt]hread 0x[0-9a-f]+) \(most recent call first\)")
+# faulthandler's stack dump after a fatal signal, and the stack logging's `stack_info=True` or
+# `traceback.print_stack()` prints: frames to show, not an exception to name
+_DUMP_START = re.compile(r"(?:Stack|(?:Current )?[Tt]hread 0x[0-9a-f]+) \(most recent call first\)|"
+                         r"^Stack \(most recent call last\):")
 _TB_MARKER = re.compile(
     r"\s|$|File [\"~<\[]|-+>\s*\d+|The above exception was the direct cause|During handling of the above|"
     r"[\^~]+$|\.\.\.|\(\.\.\.\)|\+[-+]|\|"

@@ -55,10 +55,11 @@ def close_json(text: str) -> str:
 
 def field_offset(lines: list[str], names: tuple[str, ...]) -> int | None:
     """Which of a pretty-printed document's lines holds a key (0-based), the first name found winning: an answer's
-    `"content": ""` is the line to show, not the closing brace."""
+    `"content": ""` is the line to show, not the closing brace. None when the key stands on several lines (a body
+    of several choices): which one the verdict is about is not known here."""
     for name in names:
         key = re.compile(rf"[\"']{re.escape(name)}[\"']\s*:")
-        offset = next((offset for offset, line in enumerate(lines) if key.search(line)), None)
-        if offset is not None:
-            return offset
+        offsets = [offset for offset, line in enumerate(lines) if key.search(line)]
+        if offsets:
+            return offsets[0] if len(offsets) == 1 else None
     return None

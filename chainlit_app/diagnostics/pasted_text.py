@@ -32,11 +32,7 @@ def iter_stream_lines(fh: BinaryIO) -> Iterator[tuple[int, str, bool]]:
     wide = _wide_encoding(fh.peek(4)[:4]) if isinstance(fh, io.BufferedReader) else None
     buffered = fh
     if wide is not None:
-        # the text was decoded once already by whoever wrote it: a U+FFFD in it is the log's own
-        text = io.TextIOWrapper(buffered, encoding=wide, errors="replace", newline="\n")
-        for lineno, line in enumerate(iter(lambda: text.readline(MAX_LINE_BYTES), ""), start=1):
-            yield lineno, line, False
-        text.detach()  # the caller owns the stream
+        yield from _wide_lines(buffered, wide)
         return
     lineno = 0
     while True:
@@ -54,6 +50,22 @@ def iter_stream_lines(fh: BinaryIO) -> Iterator[tuple[int, str, bool]]:
             yield lineno, chunk.decode("utf-8", errors="replace"), True
 
 
+def _wide_lines(fh: BinaryIO, encoding: str) -> Iterator[tuple[int, str, bool]]:
+    """The lines of a UTF-16 or UTF-32 stream, cut and numbered as the UTF-8 path does. The text was decoded once
+    already by whoever wrote it: a U+FFFD in it is the log's own."""
+    text = io.TextIOWrapper(fh, encoding=encoding, errors="replace", newline="\n")
+    try:
+        lineno = 0
+        while line := text.readline(MAX_LINE_BYTES):
+            rest = line
+            while rest and not rest.endswith("\n"):  # skip the remainder of an over-long line
+                rest = text.readline(MAX_LINE_BYTES)
+            lineno += 1
+            yield lineno, line, False
+    finally:
+        text.detach()  # the caller owns the stream (standard input): the wrapper must not close it
+
+
 def _wide_encoding(head: bytes) -> str | None:
     """The encoding a byte-order mark names, when it is not UTF-8's (UTF-32's mark starts like UTF-16's)."""
     if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
@@ -66,12 +78,13 @@ def _wide_encoding(head: bytes) -> str | None:
 _PAGE_SPACES = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " "})
 
 
-# A Markdown fence a log was pasted in (```` ``` ````, ```` ```log ````, `~~~`): a trailing one ended an unfinished
-# start-up's excerpt on a line that is no step, and closed a cut answer's body with a line that is not JSON.
-# The same inside a Markdown quote (`> ````), and the HTML an issue folds a long log in (`<details>`,
-# `<summary>Logs</summary>`, `</details>`): a line of wrapping, not of the log.
-_FENCE = re.compile(r"\s*(?:>\s?)*(?:`{3,}|~{3,})[\w+-]*\s*|"
-                    r"\s*(?:</?(?:details|summary|pre|code)\b[^>]{0,80}>[^<>]{0,120}){1,3}\s*")
+# A Markdown fence a log was pasted in (```` ``` ````, ```` ```log ````, `~~~`), also inside a Markdown quote
+# (`> ````): a trailing one ended an unfinished start-up's excerpt on a line that is no step, and closed a cut
+# answer's body with a line that is not JSON.
+_MARKDOWN_FENCE = re.compile(r"\s*(?:>\s?)*(?:`{3,}|~{3,})[\w+-]*\s*")
+# The HTML an issue folds a long log in (`<details>`, `<summary>Full log</summary>`, `<pre>`): the tags are
+# wrapping, what stands between them may be the error itself (`<summary>torch.OutOfMemoryError: …</summary>`).
+_HTML_WRAPPER = re.compile(r"</?(?:details|summary|pre|code)\b[^<>]{0,80}>")
 
 
 # What a log collector writes before each line the process wrote: journalctl's `Dec 03 10:00:00 host vllm[1234]: `
@@ -89,11 +102,13 @@ _COLLECTOR_PREFIX = re.compile(
 def as_typed(text: str) -> str:
     """A line as it was typed: without a byte-order mark (Notepad saves UTF-8 with one, and it hid the first
     line's prefix), page spaces as spaces, no blanks after a closing brace (a JSON log line padded by a paste is
-    still JSON), and a Markdown fence as a blank line."""
+    still JSON), a Markdown fence as a blank line, and the text an issue's HTML wrapping holds."""
     text = text.lstrip("\ufeff").translate(_PAGE_SPACES).rstrip("\r\n")
     if text[-1:] in " \t" and text.rstrip()[-1:] in "}]":  # not every blank: `> `, `vllm-1  | ` are envelopes
         text = text.rstrip()
-    return "" if text[:1] in "`~> <\t" and _FENCE.fullmatch(text) else text
+    if text.lstrip()[:1] == "<" and _HTML_WRAPPER.match(text.lstrip()):
+        text = _HTML_WRAPPER.sub("", text).strip()
+    return "" if text[:1] in "`~> \t" and _MARKDOWN_FENCE.fullmatch(text) else text
 
 
 def without_collector_prefix(text: str) -> str:

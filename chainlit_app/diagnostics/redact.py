@@ -39,17 +39,26 @@ _BARE = r"[^\s&;,'\"}\]]+(?:[ \t]+(?![\w.-]+\s*[=:])[^\s&;,'\"}\]]+)*"
 
 # Values that are no secret and say something: a key that is missing (`api_key: None`, `valid_token=None.`) is
 # often the very cause of a 401.
-_NO_VALUE = re.compile(r"(?i)none\.?|null|nil|")
+_NO_VALUE = re.compile(r"(?i)(?:none\.?|null|nil)?")
 # A logprobs field named just `token` (`{"token": "Ġthat", "logprob": …}`, `decoded_token='è£¤'`) holds a piece of
-# the vocabulary: a piece with a letter outside ASCII is the mojibake a decode_error finding quotes, no credential.
+# the vocabulary: the mojibake a decode_error finding quotes. Only a quoted piece that could be nothing else is
+# kept: short, with a letter outside ASCII, and without a run of six ASCII letters or digits that a credential
+# could hide in (`"9f8e7d6c5b4a3210ffeé"` is masked).
 _VOCABULARY_FIELD = re.compile(r"(?i)[\"']?(?:decoded_)?token[\"']?\s*[:=]")
+_CREDENTIAL_RUN = re.compile(r"[A-Za-z0-9]{6}")
+
+
+def _vocabulary_piece(name: str, value: str) -> bool:
+    quoted = len(value) >= 2 and value[0] in "\"'" and value[-1] == value[0]
+    piece = value[1:-1]
+    return bool(quoted and _VOCABULARY_FIELD.match(name) and len(piece) <= 16 and not piece.isascii()
+                and not _CREDENTIAL_RUN.search(piece))
 
 
 def _masked_value(match: re.Match[str]) -> str:
     """Keep the name and the quotes, mask what is between them."""
     value = match.group("value")
-    bare = value.strip("\"'")
-    if _NO_VALUE.fullmatch(bare) or (_VOCABULARY_FIELD.match(match.group("name")) and not bare.isascii()):
+    if _NO_VALUE.fullmatch(value.strip("\"'")) or _vocabulary_piece(match.group("name"), value):
         return match.group(0)
     if value[:1] in "\"'" and len(value) >= 2 and value[-1] == value[0]:
         return match.group("name") + value[0] + MASK + value[0]

@@ -117,7 +117,9 @@ RESOURCE_RULES: tuple[Rule, ...] = (
     rule(
         "disk_full",
         Kind.STARTUP_FAILURE,
-        r"No space left on device|\[Errno 28\]|\bkind: StorageFull\b|ENOSPC\b|Disk quota exceeded|\[Errno 122\]",
+        # not a watcher's `[Errno 28] inotify watch limit reached` (uvicorn --reload, watchfiles): no disk is full
+        r"No space left on device|\[Errno 28\](?!\s*inotify)|\bkind: StorageFull\b|ENOSPC\b|Disk quota exceeded|"
+        r"\[Errno 122\]",
         hint=Msg("rule.disk_full"),
         phases=STARTING,
         examples=(

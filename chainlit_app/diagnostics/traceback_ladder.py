@@ -64,6 +64,18 @@ class TracebackLadder(ClassifierPart):
             self._tb_guesses.append((found[0], tb, text))  # named in a phase the excerpt had not shown yet
         return found
 
+    def _on_cut_traceback(self, tb: Traceback, mid_log: bool = False) -> list[Finding]:
+        """A traceback whose exception line never came is still a failure: read by its stack, shown at the
+        innermost line it showed (a frame or its code), else at its header. Cut in the middle of a log (stderr
+        interleaved with stdout), its exception line may still come: the phase's guess is then only weak."""
+        shown = tb.text
+        if not tb.line:
+            tb.line, shown = tb.last_seen if tb.last_seen[0] else (tb.first_line, "Traceback (most recent call last):")
+        found = self._on_traceback(tb, ParsedLine("", tb.last_code, tb.process), shown, False)
+        for finding in found if mid_log else []:
+            finding.role = "weak" if finding.basis == "phase" else finding.role
+        return found
+
     def _ladder(self, tb: Traceback, text: str, phase: Phase, symptom: list[Finding], pointed_from: int
                 ) -> list[Finding]:
         """Exception type, then where it was raised, then the weak symptom, then the phase."""

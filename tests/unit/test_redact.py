@@ -114,6 +114,12 @@ def test_ordinary_lines_are_left_alone(line: str) -> None:
     ("line", "secret"),
     [
         ('{"token": "abcdef1234567890"}', "abcdef1234567890"),  # a field named token with an ASCII value
+        # a letter outside ASCII beside a credential does not make it a piece of the vocabulary
+        ("curl -d token=9f8e7d6c5b4a3210ffee — retrying", "9f8e7d6c5b4a3210ffee"),
+        ("token = 9f8e7d6c5b4a3210ffee (läuft ab)", "9f8e7d6c5b4a3210ffee"),
+        ("{'token': ['9f8e7d6c5b4a3210ffee', 'é']}", "9f8e7d6c5b4a3210ffee"),
+        ('"token": "9f8e7d6c5b4a3210ffeé"', "9f8e7d6c5b4a3210ffe"),
+        ('decoded_token="s3cr3tπ"', "s3cr3t"),
         ("decoded_token='plain'", "plain"),  # an ASCII piece is masked: nothing tells it from a credential
         ("password=None of your business", "None of your business"),
         ("'api_key': 'Nonesuch-123'", "Nonesuch-123"),
