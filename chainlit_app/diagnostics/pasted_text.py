@@ -8,10 +8,10 @@ from __future__ import annotations
 import codecs
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from os import PathLike
-from typing import BinaryIO
+from typing import AnyStr, BinaryIO
 
 MAX_LINE_BYTES = 64 * 1024
 
@@ -30,20 +30,10 @@ def iter_stream_lines(fh: BinaryIO) -> Iterator[tuple[int, str, bool]]:
     (a decode_error for a refused port)."""
     # a file and standard input are buffered: their first bytes can be looked at without reading them
     wide = _wide_encoding(fh.peek(4)[:4]) if isinstance(fh, io.BufferedReader) else None
-    buffered = fh
     if wide is not None:
-        yield from _wide_lines(buffered, wide)
+        yield from _wide_lines(fh, wide)
         return
-    lineno = 0
-    while True:
-        chunk = buffered.readline(MAX_LINE_BYTES)
-        if not chunk:
-            return
-        if not chunk.endswith(b"\n"):
-            rest = chunk
-            while rest and not rest.endswith(b"\n"):  # skip the remainder of an over-long line
-                rest = buffered.readline(MAX_LINE_BYTES)
-        lineno += 1
+    for lineno, chunk in enumerate(_cut_lines(fh.readline, b"\n"), start=1):
         try:
             yield lineno, chunk.decode("utf-8"), False
         except UnicodeDecodeError:
@@ -55,15 +45,19 @@ def _wide_lines(fh: BinaryIO, encoding: str) -> Iterator[tuple[int, str, bool]]:
     already by whoever wrote it: a U+FFFD in it is the log's own."""
     text = io.TextIOWrapper(fh, encoding=encoding, errors="replace", newline="\n")
     try:
-        lineno = 0
-        while line := text.readline(MAX_LINE_BYTES):
-            rest = line
-            while rest and not rest.endswith("\n"):  # skip the remainder of an over-long line
-                rest = text.readline(MAX_LINE_BYTES)
-            lineno += 1
+        for lineno, line in enumerate(_cut_lines(text.readline, "\n"), start=1):
             yield lineno, line, False
     finally:
         text.detach()  # the caller owns the stream (standard input): the wrapper must not close it
+
+
+def _cut_lines(readline: Callable[[int], AnyStr], end: AnyStr) -> Iterator[AnyStr]:
+    """Each line cut at `MAX_LINE_BYTES`, the remainder of an over-long line skipped (one line, one number)."""
+    while line := readline(MAX_LINE_BYTES):
+        rest = line
+        while rest and not rest.endswith(end):
+            rest = readline(MAX_LINE_BYTES)
+        yield line
 
 
 def _wide_encoding(head: bytes) -> str | None:

@@ -48,10 +48,13 @@ _VOCABULARY_FIELD = re.compile(r"(?i)[\"']?(?:decoded_)?token[\"']?\s*[:=]")
 _CREDENTIAL_RUN = re.compile(r"[A-Za-z0-9]{6}")
 
 
+def _quoted(value: str) -> bool:
+    return len(value) >= 2 and value[0] in "\"'" and value[-1] == value[0]
+
+
 def _vocabulary_piece(name: str, value: str) -> bool:
-    quoted = len(value) >= 2 and value[0] in "\"'" and value[-1] == value[0]
     piece = value[1:-1]
-    return bool(quoted and _VOCABULARY_FIELD.match(name) and len(piece) <= 16 and not piece.isascii()
+    return bool(_quoted(value) and _VOCABULARY_FIELD.match(name) and len(piece) <= 16 and not piece.isascii()
                 and not _CREDENTIAL_RUN.search(piece))
 
 
@@ -60,7 +63,7 @@ def _masked_value(match: re.Match[str]) -> str:
     value = match.group("value")
     if _NO_VALUE.fullmatch(value.strip("\"'")) or _vocabulary_piece(match.group("name"), value):
         return match.group(0)
-    if value[:1] in "\"'" and len(value) >= 2 and value[-1] == value[0]:
+    if _quoted(value):
         return match.group("name") + value[0] + MASK + value[0]
     return match.group("name") + MASK
 

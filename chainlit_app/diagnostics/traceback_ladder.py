@@ -72,8 +72,10 @@ class TracebackLadder(ClassifierPart):
         if not tb.line:
             tb.line, shown = tb.last_seen if tb.last_seen[0] else (tb.first_line, "Traceback (most recent call last):")
         found = self._on_traceback(tb, ParsedLine("", tb.last_code, tb.process), shown, False)
-        for finding in found if mid_log else []:
-            finding.role = "weak" if finding.basis == "phase" else finding.role
+        if mid_log:
+            for finding in found:
+                if finding.basis == "phase":
+                    finding.role = "weak"
         return found
 
     def _ladder(self, tb: Traceback, text: str, phase: Phase, symptom: list[Finding], pointed_from: int
