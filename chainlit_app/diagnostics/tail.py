@@ -3,7 +3,9 @@
 The supervisor's vLLM log grows line by line, may be truncated (copytruncate, a fresh start) or
 rotated (renamed and recreated), and may not exist yet when the panel starts. Writers flush partial
 lines, so a line is only handed out once its newline has arrived. Memory stays bounded: an
-over-long line is cut at `max_line` bytes and the rest of it is skipped.
+over-long line is cut at `max_line` bytes and the rest of it is skipped. An attached server's log may
+have been redirected by Windows PowerShell (`docker logs vllm > llm.log` writes UTF-16 with a byte-order
+mark): the mark at the file's start picks the encoding, UTF-8 otherwise.
 """
 
 from __future__ import annotations
@@ -12,12 +14,54 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
 import aiofiles
 
 MAX_LINE_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class _Encoding:
+    """How the file's bytes become lines: the codec and its newline, whose length is the code unit."""
+
+    codec: str = "utf-8"
+    newline: bytes = b"\n"
+
+    @property
+    def unit(self) -> int:
+        return len(self.newline)
+
+    def find_newline(self, data: bytes | bytearray, start: int = 0) -> int:
+        """The first newline at a code-unit boundary (a UTF-16 0x0A byte inside another character is not one)."""
+        index = data.find(self.newline, start)
+        while index >= 0 and index % self.unit:
+            index = data.find(self.newline, index + 1)
+        return index
+
+    def count_newlines(self, data: bytes) -> tuple[int, int]:
+        """(newlines in `data`, offset just after the last one or 0); `data` starts at a code-unit boundary."""
+        if self.unit == 1:
+            return data.count(b"\n"), data.rfind(b"\n") + 1
+        count, end, index = 0, 0, self.find_newline(data)
+        while index >= 0:
+            count, end = count + 1, index + self.unit
+            index = self.find_newline(data, end)
+        return count, end
+
+    def decode(self, data: bytes) -> str:
+        return data.decode(self.codec, errors="replace").lstrip("\ufeff").rstrip("\r")
+
+
+UTF8 = _Encoding()
+# Byte-order marks of the wide encodings a Windows shell writes; a UTF-8 mark needs nothing but stripping.
+_WIDE_MARKS = {b"\xff\xfe": _Encoding("utf-16-le", b"\n\x00"), b"\xfe\xff": _Encoding("utf-16-be", b"\x00\n")}
+
+
+def _sniff(head: bytes) -> _Encoding:
+    return _WIDE_MARKS.get(head[:2], UTF8)
 
 
 class LogFollower:
@@ -43,6 +87,7 @@ class LogFollower:
         self._chunk = chunk_size
         self._stopped = False
         self._wake = asyncio.Event()
+        self._encoding = UTF8
 
     @property
     def stopped(self) -> bool:
@@ -79,6 +124,9 @@ class LogFollower:
     async def _follow(self, handle: Any, skip_existing: bool) -> AsyncIterator[tuple[int, str]]:
         st = os.fstat(handle.fileno())
         identity = (st.st_dev, st.st_ino)
+        self._encoding = _sniff(await handle.read(2))
+        await handle.seek(0)
+        sniffed = st.st_size >= 2  # a file still empty is sniffed again when its first bytes arrive
         lineno, pos = await self._skip_to_end(handle) if skip_existing else (0, 0)
         buf = bytearray()
         discarding = False  # inside the unread tail of an over-long line
@@ -88,6 +136,8 @@ class LogFollower:
             if chunk:
                 pos += len(chunk)
                 buf += chunk
+                if not sniffed and pos >= 2 and lineno == 0 and len(buf) == pos:
+                    self._encoding, sniffed = _sniff(bytes(buf[:2])), True
                 lines, discarding = self._split(buf, discarding)
                 for line in lines:
                     lineno += 1
@@ -95,33 +145,37 @@ class LogFollower:
                 continue
             if rotated:  # the old file is read to its end and will not grow any more: hand out its last line
                 if buf and not discarding:
-                    yield lineno + 1, self._decode(bytes(buf))
+                    yield lineno + 1, self._encoding.decode(bytes(buf))
                 return
             state = await self._changed(identity, pos)
             if state == "truncated":
                 await handle.seek(0)
-                lineno, pos, discarding = 0, 0, False
+                lineno, pos, discarding, sniffed = 0, 0, False, False
                 buf.clear()
             rotated = state == "rotated"  # first read what the old file got before it was replaced
 
     def _split(self, buf: bytearray, discarding: bool) -> tuple[list[str], bool]:
-        """Take complete lines out of `buf` (in place); cut and start discarding an over-long line."""
+        """Take complete lines out of `buf` (in place); cut and start discarding an over-long line. Only whole
+        code units are ever removed, so `buf` keeps starting at a character boundary."""
+        encoding = self._encoding
         lines: list[str] = []
         while True:
-            newline = buf.find(b"\n")
+            newline = encoding.find_newline(buf)
             if newline < 0:
                 break
             line = bytes(buf[:newline])
-            del buf[: newline + 1]
+            del buf[: newline + encoding.unit]
             if discarding:
                 discarding = False
                 continue
-            lines.append(self._decode(line))
+            lines.append(encoding.decode(line))
+        whole = len(buf) - len(buf) % encoding.unit
         if discarding:
-            buf.clear()
+            del buf[:whole]
         elif len(buf) > self._max_line:
-            lines.append(self._decode(bytes(buf[: self._max_line])))
-            buf.clear()
+            cut = self._max_line - self._max_line % encoding.unit
+            lines.append(encoding.decode(bytes(buf[:cut])))
+            del buf[:whole]
             discarding = True
         return lines, discarding
 
@@ -132,13 +186,13 @@ class LogFollower:
         offset = 0
         last_newline_end = 0
         while True:
-            chunk = await handle.read(1024 * 1024)
+            chunk = await handle.read(1024 * 1024)  # an even size: a UTF-16 code unit never straddles two chunks
             if not chunk:
                 break
-            count += chunk.count(b"\n")
-            idx = chunk.rfind(b"\n")
-            if idx >= 0:
-                last_newline_end = offset + idx + 1
+            found, end = self._encoding.count_newlines(chunk)
+            count += found
+            if found:
+                last_newline_end = offset + end
             offset += len(chunk)
         await handle.seek(last_newline_end)
         return count, last_newline_end
@@ -171,7 +225,3 @@ class LogFollower:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._poll):
                 await self._wake.wait()
-
-    @staticmethod
-    def _decode(data: bytes) -> str:
-        return data.decode("utf-8", errors="replace").rstrip("\r")

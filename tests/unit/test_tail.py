@@ -180,3 +180,58 @@ async def test_stop_ends_the_iteration_promptly(tmp_path: Path) -> None:
     await asyncio.wait_for(task, 2.0)
     assert_within(time.monotonic() - started, 1.0, "stop during a 5 s poll sleep")  # stop wakes the sleep
     assert seen == [(1, "x")] and follower.stopped
+
+
+def _append_bytes(path: Path, data: bytes) -> None:
+    with path.open("ab") as fh:
+        fh.write(data)
+        fh.flush()
+
+
+# U+0A05 then U+1200 puts the bytes 0A 00 at an odd offset in UTF-16-LE: not a newline, half of two characters.
+WIDE_TEXT = "CUDA 显存不足 \u0a05\u1200 ok"
+
+
+@pytest.mark.parametrize(("codec", "mark"), [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")])
+async def test_utf16_log_from_windows_powershell_is_read_as_text(
+    tmp_path: Path, follow: Follow, codec: str, mark: bytes
+) -> None:
+    """`docker logs vllm > llm.log` in Windows PowerShell writes UTF-16 with a byte-order mark."""
+    log = tmp_path / "llm.log"
+    log.write_bytes(b"")
+    c = follow(log)
+    await asyncio.sleep(0.2)
+    _append_bytes(log, mark + "INFO start\r\n".encode(codec))
+    assert await c.wait_for(1) == [(1, "INFO start")]
+    data = f"{WIDE_TEXT}\r\nERROR last\r\n".encode(codec)
+    _append_bytes(log, data[:7])  # a writer may flush half a character
+    await asyncio.sleep(0.3)
+    _append_bytes(log, data[7:])
+    assert await c.wait_for(3) == [(1, "INFO start"), (2, WIDE_TEXT), (3, "ERROR last")]
+
+
+async def test_utf16_log_from_end_counts_existing_lines(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "llm.log"
+    log.write_bytes(b"\xff\xfe" + f"one\r\n{WIDE_TEXT}\r\nthr".encode("utf-16-le"))
+    c = follow(log, from_start=False)
+    await asyncio.sleep(0.3)
+    assert c.lines == []
+    _append_bytes(log, "ee\r\nfour\r\n".encode("utf-16-le"))
+    assert await c.wait_for(2) == [(3, "three"), (4, "four")]
+
+
+async def test_utf16_overlong_line_keeps_the_characters_after_it(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "llm.log"
+    log.write_bytes(b"\xff\xfe")
+    c = follow(log, max_line=1003)  # cut at 1,002 bytes, the 2-byte mark included: 500 characters
+    _append_bytes(log, ("显" * 3000).encode("utf-16-le"))
+    await asyncio.sleep(0.3)
+    _append_bytes(log, ("存" * 10 + "\nafter 不足\n").encode("utf-16-le"))
+    assert await c.wait_for(2) == [(1, "显" * 500), (2, "after 不足")]
+
+
+async def test_utf8_byte_order_mark_is_not_part_of_the_first_line(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "llm.log"
+    log.write_bytes("\ufeffINFO 显存\nnext\n".encode())
+    c = follow(log)
+    assert await c.wait_for(2) == [(1, "INFO 显存"), (2, "next")]
