@@ -11,7 +11,10 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from os import PathLike
-from typing import AnyStr, BinaryIO
+from typing import TYPE_CHECKING, AnyStr, BinaryIO
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 MAX_LINE_BYTES = 64 * 1024
 
@@ -28,8 +31,8 @@ def iter_stream_lines(fh: BinaryIO) -> Iterator[tuple[int, str, bool]]:
     U+FFFD (replaced=True). A stream that starts with a UTF-16 or UTF-32 byte-order mark is read in that encoding:
     Windows PowerShell 5 writes `docker logs vllm > llm.log` so, and read as UTF-8 such a file was one garbled line
     (a decode_error for a refused port)."""
-    # a file and standard input are buffered: their first bytes can be looked at without reading them
-    wide = _wide_encoding(fh.peek(4)[:4]) if isinstance(fh, io.BufferedReader) else None
+    fh, head = _with_head(fh)
+    wide = _wide_encoding(head)
     if wide is not None:
         yield from _wide_lines(fh, wide)
         return
@@ -38,6 +41,38 @@ def iter_stream_lines(fh: BinaryIO) -> Iterator[tuple[int, str, bool]]:
             yield lineno, chunk.decode("utf-8"), False
         except UnicodeDecodeError:
             yield lineno, chunk.decode("utf-8", errors="replace"), True
+
+
+def _with_head(fh: BinaryIO) -> tuple[BinaryIO, bytes]:
+    """The stream and its first 4 bytes, still unread. A file and standard input are buffered, so they can be
+    looked at without reading them; but a pipe's first read may hold only 2 of them, and a UTF-32-LE mark
+    (FF FE 00 00) cut there reads as UTF-16's: then they are read and put back in front."""
+    if not isinstance(fh, io.BufferedReader):
+        return fh, b""
+    head = fh.peek(4)[:4]
+    if len(head) >= 4 or not head:
+        return fh, head
+    head = fh.read(4)
+    return io.BufferedReader(_Replayed(head, fh)), head
+
+
+class _Replayed(io.RawIOBase):
+    """A stream whose first bytes were read already: they come again first, then the rest of the stream."""
+
+    def __init__(self, head: bytes, rest: io.BufferedReader) -> None:
+        super().__init__()
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._head[: len(view)] or self._rest.read1(len(view))
+        self._head = self._head[len(data) :] if self._head else b""
+        view[: len(data)] = data
+        return len(data)
 
 
 def _wide_lines(fh: BinaryIO, encoding: str) -> Iterator[tuple[int, str, bool]]:

@@ -67,3 +67,29 @@ def test_standard_input_is_read_once() -> None:
     done = subprocess.run([sys.executable, "-m", "chainlit_app.diagnostics", "classify", "-", "-"], input=b"x\n",
                           capture_output=True, timeout=120, cwd=ROOT, check=False)
     assert done.returncode == 2 and b"-" in done.stderr and not done.stdout
+
+
+def test_a_utf32_mark_cut_by_a_pipes_first_read_is_still_utf32() -> None:
+    """A pipe's first read may hold only FF FE, which is UTF-16's whole mark and half of UTF-32-LE's."""
+    import os
+    import threading
+    import time
+
+    from chainlit_app.diagnostics.pasted_text import iter_stream_lines
+
+    data = "\ufeffINFO:     Started server process [4242]\nERROR:    [Errno 98] address already in use\n"
+    encoded = data.encode("utf-32-le")
+    read_end, write_end = os.pipe()
+
+    def write() -> None:
+        os.write(write_end, encoded[:2])
+        time.sleep(0.3)
+        os.write(write_end, encoded[2:])
+        os.close(write_end)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    with open(read_end, "rb") as fh:
+        lines = [text for _, text, _ in iter_stream_lines(fh)]
+    writer.join()
+    assert lines == ["INFO:     Started server process [4242]\n", "ERROR:    [Errno 98] address already in use\n"]
