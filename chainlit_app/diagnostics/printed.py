@@ -50,6 +50,9 @@ _GLUED = re.compile(r"[A-Za-z][\U0001F300-\U0001FAFF]|[\U0001F300-\U0001FAFF][A-
 _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 # Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
+# A library's own line behind its bracketed name ('[Gloo] Rank 0 is connected to 0 peer ranks', once per process
+# group): logged, not printed by anyone, and as alike as the groups are. A chat marker ('[INST] ') is no library.
+_LIBRARY_TAG = re.compile(r"\[(?!INST\]|SYSTEM_PROMPT\]|TOOL_\w+\]|AVAILABLE_TOOLS\])[A-Z][\w.-]{1,30}\]:? ")
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 # A rule drawn with one symbol (a test script's '=====' banner around its sections): layout, never an answer;
 # nor is Python 3.11's caret line under a frame's code ('^^^^^', '~~~^^^') in an excerpt cut inside a traceback
@@ -174,7 +177,7 @@ class PrintedOutput(ClassifierPart):
         if found:
             return found
         if (self._loop_reported or _PROGRESS_BAR.search(key) or _NOT_AN_ANSWER.search(key) or _BANNER.fullmatch(key)
-                or is_table_line(key)):
+                or is_table_line(key) or _LIBRARY_TAG.match(key)):
             return []
         if self._cycle.add(key, lineno, self._previous_line):
             self._loop_reported = True
