@@ -5,13 +5,14 @@ file; memory stays bounded (line by line, and a window of the first lines where 
 
 from __future__ import annotations
 
-import codecs
 import io
 import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from os import PathLike
 from typing import TYPE_CHECKING, AnyStr, BinaryIO
+
+from .byte_order import named_by_mark
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -96,10 +97,10 @@ def _cut_lines(readline: Callable[[int], AnyStr], end: AnyStr) -> Iterator[AnySt
 
 
 def _wide_encoding(head: bytes) -> str | None:
-    """The encoding a byte-order mark names, when it is not UTF-8's (UTF-32's mark starts like UTF-16's)."""
-    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
-        return "utf-32"
-    return "utf-16" if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else None
+    """The codec a byte-order mark names, when it is not UTF-8's; the codec without its byte order reads the mark
+    and drops it."""
+    wide = named_by_mark(head)
+    return None if wide is None else wide.codec.rsplit("-", 1)[0]
 
 
 # Spaces a copy from a web page or a word processor leaves for plain ones: the indentation of a pretty-printed

@@ -50,9 +50,10 @@ _GLUED = re.compile(r"[A-Za-z][\U0001F300-\U0001FAFF]|[\U0001F300-\U0001FAFF][A-
 _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 # Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
-# A library's own line behind its bracketed name ('[Gloo] Rank 0 is connected to 0 peer ranks', once per process
-# group): logged, not printed by anyone, and as alike as the groups are. A chat marker ('[INST] ') is no library.
-_LIBRARY_TAG = re.compile(r"\[(?!INST\]|SYSTEM_PROMPT\]|TOOL_\w+\]|AVAILABLE_TOOLS\])[A-Z][\w.-]{1,30}\]:? ")
+# A communication library's own line behind its bracketed name ('[Gloo] Rank 0 is connected to 0 peer ranks', once
+# per process group): logged, not printed by anyone, and as alike as the groups are. Named one by one: an answer
+# may open with any word in brackets ('[Answer] ', '[THINK] ') and still loop.
+_LIBRARY_TAG = re.compile(r"\[(?:Gloo|c10d|NCCL|RCCL|HCCL|UCX|NIXL|DeepEP|TensorRT-LLM)\]:? ", re.I)
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 # A rule drawn with one symbol (a test script's '=====' banner around its sections): layout, never an answer;
 # nor is Python 3.11's caret line under a frame's code ('^^^^^', '~~~^^^') in an excerpt cut inside a traceback
@@ -177,9 +178,10 @@ class PrintedOutput(ClassifierPart):
         if found:
             return found
         if (self._loop_reported or _PROGRESS_BAR.search(key) or _NOT_AN_ANSWER.search(key) or _BANNER.fullmatch(key)
-                or is_table_line(key) or _LIBRARY_TAG.match(key)):
+                or is_table_line(key)):
             return []
-        if self._cycle.add(key, lineno, self._previous_line):
+        logged = _LIBRARY_TAG.match(key) is not None  # judged as text below, never counted as a repeat
+        if not logged and self._cycle.add(key, lineno, self._previous_line):
             self._loop_reported = True
             hint = KINDS[Kind.DEGENERATE_OUTPUT].fix_msgs[0]
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, "printed_block_loops", "weak")]
@@ -205,7 +207,7 @@ class PrintedOutput(ClassifierPart):
             self._loop_reported = True
             hint = Msg("hint.word_salad")
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, WORD_SALAD, "weak")]
-        if inventory:
+        if inventory or logged:
             return []  # one field of a printed inventory (a line per GPU): not an answer repeating itself
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):

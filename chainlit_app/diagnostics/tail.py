@@ -14,54 +14,14 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
 import aiofiles
 
+from .byte_order import SNIFF_BYTES, UTF8, named_by_mark, sniff
+
 MAX_LINE_BYTES = 64 * 1024
-
-
-@dataclass(frozen=True)
-class _Encoding:
-    """How the file's bytes become lines: the codec and its newline, whose length is the code unit."""
-
-    codec: str = "utf-8"
-    newline: bytes = b"\n"
-
-    @property
-    def unit(self) -> int:
-        return len(self.newline)
-
-    def find_newline(self, data: bytes | bytearray, start: int = 0) -> int:
-        """The first newline at a code-unit boundary (a UTF-16 0x0A byte inside another character is not one)."""
-        index = data.find(self.newline, start)
-        while index >= 0 and index % self.unit:
-            index = data.find(self.newline, index + 1)
-        return index
-
-    def count_newlines(self, data: bytes) -> tuple[int, int]:
-        """(newlines in `data`, offset just after the last one or 0); `data` starts at a code-unit boundary."""
-        if self.unit == 1:
-            return data.count(b"\n"), data.rfind(b"\n") + 1
-        count, end, index = 0, 0, self.find_newline(data)
-        while index >= 0:
-            count, end = count + 1, index + self.unit
-            index = self.find_newline(data, end)
-        return count, end
-
-    def decode(self, data: bytes) -> str:
-        return data.decode(self.codec, errors="replace").lstrip("\ufeff").rstrip("\r")
-
-
-UTF8 = _Encoding()
-# Byte-order marks of the wide encodings a Windows shell writes; a UTF-8 mark needs nothing but stripping.
-_WIDE_MARKS = {b"\xff\xfe": _Encoding("utf-16-le", b"\n\x00"), b"\xfe\xff": _Encoding("utf-16-be", b"\x00\n")}
-
-
-def _sniff(head: bytes) -> _Encoding:
-    return _WIDE_MARKS.get(head[:2], UTF8)
 
 
 class LogFollower:
@@ -124,10 +84,13 @@ class LogFollower:
     async def _follow(self, handle: Any, skip_existing: bool) -> AsyncIterator[tuple[int, str]]:
         st = os.fstat(handle.fileno())
         identity = (st.st_dev, st.st_ino)
-        self._encoding = _sniff(await handle.read(2))
-        await handle.seek(0)
-        sniffed = st.st_size >= 2  # a file still empty is sniffed again when its first bytes arrive
-        lineno, pos = await self._skip_to_end(handle) if skip_existing else (0, 0)
+        previous = self._encoding  # a file truncated in place goes on in its encoding without its mark
+        sniffed = False  # until then every byte since the file's start is in `buf`, none handed out
+        lineno, pos = 0, 0
+        if skip_existing:
+            self._encoding, sniffed = sniff(await handle.read(SNIFF_BYTES)), True
+            await handle.seek(0)
+            lineno, pos = await self._skip_to_end(handle)
         buf = bytearray()
         discarding = False  # inside the unread tail of an over-long line
         rotated = False
@@ -136,8 +99,15 @@ class LogFollower:
             if chunk:
                 pos += len(chunk)
                 buf += chunk
-                if not sniffed and pos >= 2 and lineno == 0 and len(buf) == pos:
-                    self._encoding, sniffed = _sniff(bytes(buf[:2])), True
+                if not sniffed:
+                    head = bytes(buf[:SNIFF_BYTES])
+                    self._encoding = sniff(head, previous)
+                    # plain text is plain at once; a mark, or a wide file truncated in place, is judged on a
+                    # first whole line or on enough bytes (a mark alone, FF FE, may be UTF-32's first half)
+                    sniffed = (len(head) >= SNIFF_BYTES or self._encoding.find_newline(head) >= 0
+                               or (named_by_mark(head) is None and not previous.wide))
+                    if not sniffed:
+                        continue
                 lines, discarding = self._split(buf, discarding)
                 for line in lines:
                     lineno += 1
@@ -150,7 +120,8 @@ class LogFollower:
             state = await self._changed(identity, pos)
             if state == "truncated":
                 await handle.seek(0)
-                lineno, pos, discarding, sniffed = 0, 0, False, False
+                lineno, pos, discarding = 0, 0, False
+                previous, sniffed = self._encoding, False
                 buf.clear()
             rotated = state == "rotated"  # first read what the old file got before it was replaced
 
@@ -158,23 +129,25 @@ class LogFollower:
         """Take complete lines out of `buf` (in place); cut and start discarding an over-long line. Only whole
         code units are ever removed, so `buf` keeps starting at a character boundary."""
         encoding = self._encoding
+        unit, find, decode = encoding.unit, encoding.find_newline, encoding.decode
         lines: list[str] = []
         while True:
-            newline = encoding.find_newline(buf)
+            # UTF-8 is the hot path (thousands of lines a second): no code-unit alignment to check
+            newline = buf.find(b"\n") if unit == 1 else find(buf)
             if newline < 0:
                 break
             line = bytes(buf[:newline])
-            del buf[: newline + encoding.unit]
+            del buf[: newline + unit]
             if discarding:
                 discarding = False
                 continue
-            lines.append(encoding.decode(line))
-        whole = len(buf) - len(buf) % encoding.unit
+            lines.append(decode(line))
+        whole = len(buf) - len(buf) % unit
         if discarding:
             del buf[:whole]
         elif len(buf) > self._max_line:
-            cut = self._max_line - self._max_line % encoding.unit
-            lines.append(encoding.decode(bytes(buf[:cut])))
+            cut = self._max_line - self._max_line % unit
+            lines.append(decode(bytes(buf[:cut])))
             del buf[:whole]
             discarding = True
         return lines, discarding

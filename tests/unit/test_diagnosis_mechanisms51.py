@@ -23,3 +23,12 @@ def test_printed_answers_that_loop_still_loop() -> None:
     assert classify_lines([answer] * 3 + SERVING).kind == "degenerate_output"
     marker = "[INST] What is the capital of France? Answer in one word please"
     assert classify_lines([marker] * 3 + SERVING).kind != "healthy"
+
+
+def test_an_answer_behind_any_other_bracketed_word_still_loops() -> None:
+    """Only communication libraries are named: '[Answer] ' or a Mistral '[THINK] ' opens an answer like any word."""
+    for opening in ("[Answer] ", "[THINK] ", "[USER] ", "[Output] "):
+        line = opening + "The capital of France is Paris. The capital of France is Paris."
+        assert classify_lines([line] * 5 + SERVING).kind == "degenerate_output", opening
+    assert classify_lines(["[c10d] Rank 0 is connected to 0 peer ranks. Expected number of connected peer ranks "
+                           "is : 0"] * 5 + SERVING).kind == "healthy"

@@ -235,3 +235,35 @@ async def test_utf8_byte_order_mark_is_not_part_of_the_first_line(tmp_path: Path
     log.write_bytes("\ufeffINFO 显存\nnext\n".encode())
     c = follow(log)
     assert await c.wait_for(2) == [(1, "INFO 显存"), (2, "next")]
+
+
+async def test_bytes_ff_fe_before_utf8_text_are_no_utf16_mark(tmp_path: Path, follow: Follow) -> None:
+    """A mark counts only when what follows it reads as that encoding: otherwise every line would wait forever
+    for a UTF-16 newline."""
+    log = tmp_path / "llm.log"
+    log.write_bytes(b"\xff\xfe garbage\nINFO real line 1\nERROR real line 2\n")
+    c = follow(log)
+    _append(log, "ERROR later\n")
+    lines = await c.wait_for(4)
+    assert [text for _, text in lines[1:]] == ["INFO real line 1", "ERROR real line 2", "ERROR later"]
+
+
+async def test_utf32_mark_is_not_taken_for_utf16s(tmp_path: Path, follow: Follow) -> None:
+    log = tmp_path / "llm.log"
+    log.write_bytes("\ufeffINFO start of a UTF-32 log\nERROR 显存不足 then more text\n".encode("utf-32-le"))
+    c = follow(log)
+    assert await c.wait_for(2) == [(1, "INFO start of a UTF-32 log"), (2, "ERROR 显存不足 then more text")]
+
+
+async def test_utf16_log_truncated_in_place_goes_on_in_utf16(tmp_path: Path, follow: Follow) -> None:
+    """copytruncate: the writer keeps its encoding, and the file has no mark any more."""
+    log = tmp_path / "llm.log"
+    log.write_bytes(b"\xff\xfe" + "INFO one before the cut\nINFO two before the cut\n".encode("utf-16-le"))
+    c = follow(log)
+    assert len(await c.wait_for(2)) == 2
+    with log.open("r+b") as fh:
+        fh.truncate(0)
+    await asyncio.sleep(0.3)
+    _append_bytes(log, "INFO three after the cut, still UTF-16\nINFO four\n".encode("utf-16-le"))
+    lines = await c.wait_for(4)
+    assert lines[2:] == [(1, "INFO three after the cut, still UTF-16"), (2, "INFO four")]
