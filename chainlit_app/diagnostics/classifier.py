@@ -37,7 +37,7 @@ from .exception_shapes import (
 from .exceptions import error_body, lookup
 from .findings import Finding, evidence_text
 from .grpc_status import as_http_status
-from .harmless import SHM_WAIT, is_harmless
+from .harmless import SHM_WAIT, is_harmless, is_probe_refusal
 from .inventory_lines import InventoryBlock
 from .json_text import field_offset
 from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
@@ -256,6 +256,7 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
                 self._fatal_guesses += found
             return found
         if parsed.level == "ERROR" and self.phase != Phase.STOPPING and not is_harmless(parsed) \
+                and not (self._phases.saw_start and is_probe_refusal(parsed)) \
                 and not msg[:1].isspace():  # an indented line is a fragment of a traceback, not a message
             unknown = not self._phases.seen_marker and words_show_serving(msg)
             return self._phase_default(lineno, text, Msg("what.error_line"), "weak", Phase.SERVING if unknown else None)

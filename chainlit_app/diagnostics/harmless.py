@@ -27,6 +27,9 @@ HARMLESS: tuple[re.Pattern[str], ...] = (
     # LangChain's token counter falls back to a default encoding for a model name tiktoken does not know: the
     # server's model is not concerned (`harmless_tiktoken_fallback`)
     re.compile(r"model not found\. Using cl100k_base encoding", re.I),
+    # Ray's raylet at `E`, every ten seconds while its session directory's disk is nearly full: a capacity
+    # note ("Object creation will fail if spilling is required"); a failed object creation says so itself.
+    re.compile(r"file_system_monitor\.cc:\d+: .* is over \d+% full", re.I),
 )
 # A WARNING that mentions memory is a tuning note ("Possibly too large swap space", "pin_memory=False as
 # WSL is detected", "KV cache memory ...") unless it names an actual memory failure.
@@ -38,6 +41,18 @@ _MEMORY_FAILURE = re.compile(
     # a kernel's fault is never a tuning note, even in a warning (V0's failed-step dump, vLLM #9532)
     r"illegal memory access", re.I
 )
+
+# Logged at ERROR while a start-up goes on: vLLM probes FlashAttention 2, which GPUs before compute capability 8
+# (T4, V100) lack, and picks another attention backend (`Using XFormers backend`) on the next lines. In a log that
+# shows its start-up, those lines say whether it went on (a failure after the probe is read where it shows); an
+# excerpt of the probe line alone shows nothing else, and the line is then all there is to name.
+_PROBE_REFUSALS = re.compile(r"Cannot use FA version \d+ is not supported due to", re.I)
+
+
+def is_probe_refusal(parsed: ParsedLine) -> bool:
+    """True for an ERROR line of a probe that vLLM survives by choosing something else."""
+    return bool(_PROBE_REFUSALS.search(parsed.message))
+
 
 # During warm-up compilation vLLM prints this every 60 s; only after start-up does it mean a stall.
 SHM_WAIT = re.compile(r"No available shared memory broadcast block found", re.I)
