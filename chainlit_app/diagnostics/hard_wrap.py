@@ -12,7 +12,9 @@ What is *not* a cut, each seen in the corpus as posted (tables were why a first 
 - a line followed by one that starts like it (the same template: stats lines, `Added request ...`), and then
   every line of that template at the width, the last of a run too (what follows it is another line);
 - a line followed by one that carries a log line's own prefix (time, process tag, level, logger, a line number
-  or a quote's `>` put before every line) or a traceback's start.
+  or a quote's `>` put before every line) or a traceback's start; but a piece that ends in a digit followed by
+  one that starts with digits and a colon is a number cut in two (`utils.py:10` then `6: UserWarning`), when the
+  piece itself bears no line number: `grep -n` numbers every line, not one.
 
 Bounded: the width and the repeated lines are taken from the first `WRAP_WINDOW` lines (a whole log may be
 large; the live tail never goes through here: vLLM's own log is not wrapped), and a joined line stops growing at
@@ -21,6 +23,7 @@ large; the live tail never goes through here: vLLM's own log is not wrapped), an
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice, pairwise
@@ -33,6 +36,7 @@ MIN_CUT_LINES = 2
 MAX_JOINED_CHARS = 64 * 1024
 _BORDERS = frozenset("|+│┃┆╎║-=─━*#")
 _SAME_START = 6  # characters two lines of one template share at least
+_LINE_NUMBER = re.compile(r"\s*\d{1,7}[:\t-]")
 _TEMPLATE_START = 16  # characters of their message
 
 Numbered = tuple[int, str, bool]
@@ -110,6 +114,8 @@ def _is_cut(line: str, following: str, width: int, whole: tuple[set[str], set[tu
         return False
     if following[:_SAME_START] == line[:_SAME_START]:
         return False
+    if line[-1].isdigit() and _LINE_NUMBER.match(following) and not _LINE_NUMBER.match(line):
+        return True
     return not _starts_as_a_line(following)
 
 

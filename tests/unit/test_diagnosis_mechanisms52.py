@@ -55,3 +55,16 @@ def test_rays_other_error_lines_during_a_start_stay_failures() -> None:
     gcs = ("[2024-05-01 10:00:00,000 E 1234 1234] gcs_client.cc:183: Failed to get cluster ID from GCS server: "
            "TimedOut: Timed out while waiting for GCS to become available.")
     assert classify_lines([*RAY_START[:1], gcs]).kind == "startup_failure"
+
+
+def test_a_number_cut_by_a_fixed_width_is_joined_again() -> None:
+    """`fold -w 80` broke 'utils.py:106: UserWarning' into 'utils.py:10' and '6: UserWarning', and the second
+    piece, read as a line numbered by grep, became an error line of its own (a ROCm gfx1201 run's warning)."""
+    warning = ("(EngineCore_DP0 pid=7089) /workspace/vllm/vllm/model_executor/layers/utils.py:106: UserWarning: "
+               "Failed validator: GCN_ARCH_NAME (Triggered internally at /app/pytorch/aten/src/ATen/hip/tunable/"
+               "Tunable.cpp:366.)")
+    lines = [*START, warning, *GOES_ON]
+    folded = [line[i:i + 80] for line in lines for i in range(0, max(len(line), 1), 80)]
+    cut = next(i for i, piece in enumerate(folded) if piece.endswith("utils.py:10"))
+    assert folded[cut + 1].startswith("6: UserWarning")
+    assert classify_lines(folded).kind == "healthy"
