@@ -19,6 +19,10 @@ _REPEATED_UNIT = re.compile(r"(.{2,60}?)\1{5,}", re.DOTALL)
 # repeats a word so.
 _CJK_UNIT_RUN = re.compile(r"([\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{2,8}?)\1{5,}")
 MAX_SCAN = 8000
+# A Markdown code block, also one the length limit cut before its closing fence: code names the same identifiers
+# line after line (`self.left = left`), so its share of distinct words says nothing of a loop; the other shapes
+# (lines repeated, a unit in a row, a text that compresses to nothing) still read code that loops.
+_CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _FEW_TOKENS_MIN = 24
 # A turn label at the start of a line ('\nUSER:', '\n### Human:'; '\\n' where a cut body kept its escapes) or a
 # chat template's turn token: an answer holding a user turn and then an assistant turn wrote the dialogue on.
@@ -41,15 +45,18 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     a long text that compresses to almost nothing, or (for an answer cut at the length limit) one that
     uses few distinct words."""
     sample = text[-MAX_SCAN:]
-    if cut_at_limit and distinct_word_ratio(sample) < 0.5:
+    if cut_at_limit and distinct_word_ratio(_CODE_BLOCK.sub(" ", sample)) < 0.5:
         return True
     if tiny_vocabulary_run(sample.strip().strip("\"'`").split()) or _CJK_UNIT_RUN.search(sample):
         return True
     if sentence_pattern_loop(sample) or passage_repeats_under_markup(sample):
         return True
+    end = len(sample.rstrip())
     for m in _REPEATED_UNIT.finditer(sample):
-        # a unit of digits or symbols repeats legitimately (tables, rulers) unless the answer ran to the limit
-        if len(m.group(0)) >= 30 and (LETTER.search(m.group(1)) or (cut_at_limit and m.group(1).strip())):
+        # a unit of digits or symbols repeats legitimately (tables, rulers, a Markdown title's '=====' underline)
+        # unless the answer ran to the limit still repeating it: the run reaches the cut
+        ran_to_cut = cut_at_limit and bool(m.group(1).strip()) and m.end() + len(m.group(1)) >= end
+        if len(m.group(0)) >= 30 and (LETTER.search(m.group(1)) or ran_to_cut):
             return True
     lines = [line.strip() for line in sample.splitlines() if len(line.strip()) >= 12]
     if len(lines) >= 6:

@@ -14,7 +14,7 @@ from .answer_loops import MAX_SCAN, distinct_word_ratio, is_looping, repeated_ph
 from .byte_pieces import byte_pieces_hint, shows_byte_pieces
 from .printed_chunks import inner_content
 from .reserved_tokens import reserved_token
-from .scripts import foreign_letters_spattered, scripts_in
+from .scripts import foreign_letters_in_one_word, foreign_letters_spattered, scripts_in
 from .special_tokens import special_token_run
 from .stuck_token_stream import stuck_on_one_token
 from .taxonomy import Kind
@@ -77,7 +77,7 @@ def is_garbled(text: str, whole_answer: bool = False) -> bool:
     # script beside them (Hebrew, Thai, Hangul, Arabic ...) is the mark of tokens drawn at random, unless
     # the foreign letters are only a few slipped into one language's words (`scripts.py`)
     mixed = len(scripts) >= 4 or len(rare) >= 2 or (bool(rare) and {"latin", "han"} <= scripts)
-    return mixed and not foreign_letters_spattered(text[:2000])
+    return mixed and not foreign_letters_spattered(text[:2000]) and not foreign_letters_in_one_word(text[:2000])
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         self._cycle = PrintedCycle()
         self._inventory = InventoryBlock()  # printed `Label: value` fields: an inventory, not a loop
         self._progress_at_zero: tuple[int, str] | None = None
+        self._batch_running, self._slowed_batch = False, None
         self._previous_line = self._last_line = 0  # non-blank lines: printed blocks must follow each other
         self._loop_reported = False
         # Findings whose kind depends on a phase the excerpt had not shown yet (no marker seen): named as
@@ -351,6 +352,8 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         if (self._folder.in_traceback or context.frame) and rule.role != "weak":
             self._named_in_traceback.add(parsed.process)  # a symptom in a frame leaves the ladder to run
         finding = self._finding(rule.kind, lineno, text, rule.hint, rule.id, rule.role)
+        if rule.id == "preempted_for_kv_cache" and self._held_for_batch(finding):
+            return []
         if rule.phases != ALL_PHASES and not self._phases.seen_marker:
             self._guess(finding)
         if rule.role == "wrapper":

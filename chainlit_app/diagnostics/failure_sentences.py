@@ -43,6 +43,13 @@ _KEY_VALUE = re.compile(r"\b[\w.-]+=\S+")
 # a Markdown heading, also behind an envelope (a quote, `grep -n`'s `file:6:`, `cat -n`'s number)
 _HEADING = re.compile(r"(?:^|[\s|:>])#{1,6}\s+\S")
 _NEGATED = re.compile(r"(?i)\b(?:no|0|zero|without|never)\s+(?:\w+\s+){0,2}?(?:errors?|fail\w*|failures)\b")
+# a sentence that says what it did instead is no failure (`[aiter] type hints mismatch, override to --> …`,
+# `… not supported, falling back to …`)
+_RECOVERED = re.compile(r"(?i)\b(?:fall(?:s|ing)? back|override to|overriding|defaulting to|instead)\b")
+# a printed text in Python's quotes is data (an answer `Output: ' … We cannot prevent the future.'`, a prompt):
+# the sentence is what stands outside them. Only long single-quoted spans not opened by an apostrophe: a JSON
+# body's double-quoted message ("invalid x-api-key") and a quoted name ('config.json') are the failure's words
+_QUOTED = re.compile(r"(?<![A-Za-z])'[^'\n]{20,}'")
 # a level the line parser did not take off (`(ServeController pid=1) WARNING 2026-08-19 … -- Cannot deregister …`)
 _LEVEL_WORD = re.compile(r"^\W{0,3}(?:INFO|DEBUG|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)\b")
 
@@ -62,7 +69,8 @@ class FailureSentenceWatch:
         parsed = parse_line(text)
         if parsed.level or _LEVEL_WORD.match(parsed.message) or any(echo in text for echo in ECHO_LINES):
             return
-        if _FAILURE_WORDS.search(_KEY_VALUE.sub(" ", parsed.message)):
+        sentence = _QUOTED.sub(" ", _KEY_VALUE.sub(" ", parsed.message))
+        if _FAILURE_WORDS.search(sentence) and not _RECOVERED.search(sentence):
             self.first = (lineno, text)
 
     def finding(self, serving: bool, secrets: tuple[str, ...] = ()) -> Finding | None:

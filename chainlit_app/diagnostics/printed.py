@@ -50,10 +50,11 @@ _GLUED = re.compile(r"[A-Za-z][\U0001F300-\U0001FAFF]|[\U0001F300-\U0001FAFF][A-
 _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 # Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
-# A communication library's own line behind its bracketed name ('[Gloo] Rank 0 is connected to 0 peer ranks', once
-# per process group): logged, not printed by anyone, and as alike as the groups are. Named one by one: an answer
-# may open with any word in brackets ('[Answer] ', '[THINK] ') and still loop.
-_LIBRARY_TAG = re.compile(r"\[(?:Gloo|c10d|NCCL|RCCL|HCCL|UCX|NIXL|DeepEP|TensorRT-LLM)\]:? ", re.I)
+# A communication or kernel library's own line behind its bracketed name ('[Gloo] Rank 0 is connected to 0 peer
+# ranks' once per process group, '[aiter] type hints mismatch' once per tensor-parallel worker): logged, not printed
+# by anyone, and as alike as the groups are. Named one by one: an answer may open with any word in brackets
+# ('[Answer] ', '[THINK] ') and still loop.
+_LIBRARY_TAG = re.compile(r"\[(?:Gloo|c10d|NCCL|RCCL|HCCL|UCX|NIXL|DeepEP|TensorRT-LLM|aiter)\]:? ", re.I)
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
 # A rule drawn with one symbol (a test script's '=====' banner around its sections): layout, never an answer;
 # nor is Python 3.11's caret line under a frame's code ('^^^^^', '~~~^^^') in an excerpt cut inside a traceback
@@ -102,6 +103,8 @@ class PrintedOutput(ClassifierPart):
 
     _plain: Counter[str]
     _progress_at_zero: tuple[int, str] | None  # the latest offline progress bar, while it shows 0 %
+    _batch_running: bool  # an offline run's progress bar stands between 0 and 100 %
+    _slowed_batch: Finding | None  # a slowdown said while that bar ran: settled by how the bar ends
     _cycle: PrintedCycle
     _inventory: InventoryBlock
     _previous_line: int  # the last non-blank line before the current one
@@ -253,16 +256,31 @@ class PrintedOutput(ClassifierPart):
         found = _PROMPTS_BAR.findall(msg)
         if found:
             self._progress_at_zero = (lineno, text) if int(found[-1]) == 0 else None
+            self._batch_running = int(found[-1]) < 100
+            if not self._batch_running:
+                self._slowed_batch = None  # the batch finished: what slowed it stopped nothing
+
+    def _held_for_batch(self, finding: Finding) -> bool:
+        """A slowdown vLLM warns of (requests preempted for KV cache) while an offline batch runs is held until
+        the batch's bar ends: at 100 % the batch finished, slowed but whole (a 512-prompt run preempting
+        sequences and finishing in 4 minutes); a bar that never gets there leaves it standing."""
+        if not self._batch_running:
+            return False
+        self._slowed_batch = self._slowed_batch or finding
+        return True
 
     def _stuck_progress(self) -> list[Finding]:
         """At the end of the log: an offline run whose progress bar never left 0 % processed no prompt at all
-        (a finished run's bar shows 100 %; a hung engine leaves the first bar as the last word)."""
+        (a finished run's bar shows 100 %; a hung engine leaves the first bar as the last word); a slowdown
+        held for a batch that never finished."""
+        slowed, self._slowed_batch = self._slowed_batch, None
         if self._progress_at_zero is None:
-            return []
+            return [slowed] if slowed is not None else []
         lineno, text = self._progress_at_zero
         self._progress_at_zero = None
         hint = Msg("hint.progress_stuck_at_zero")
-        return [self._finding(Kind.SLOW_OR_STALLED, lineno, text, hint, "progress_stuck_at_zero", "weak")]
+        stuck = self._finding(Kind.SLOW_OR_STALLED, lineno, text, hint, "progress_stuck_at_zero", "weak")
+        return [stuck] if slowed is None else [slowed, stuck]
 
     def _gauge(self, msg: str, lineno: int, text: str) -> list[Finding]:
         """A pasted /metrics page: requests waiting while none runs is a stall, as in the stats lines."""

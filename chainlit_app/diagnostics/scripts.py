@@ -61,3 +61,18 @@ def foreign_letters_spattered(text: str) -> bool:
     foreign = [ch for ch in letters if script_of(ch) != main]
     total = sum(by_script.values())
     return len(foreign) <= SPATTER_MAX_DISTINCT and total - main_count <= SPATTER_MAX_SHARE * total
+
+
+def foreign_letters_in_one_word(text: str, min_words: int = 6) -> bool:
+    """True when the letters of every script but the main one stand in a single word of a sentence of several:
+    a model's one slip into another script inside a word (`필ософ스`, the Cyrillic spelling of 'philoso-' in a
+    Korean answer), where tokens drawn at random mix scripts word after word."""
+    words = text.split()
+    if len(words) < min_words:
+        return False
+    by_script: Counter[str] = Counter(name for ch in text if (name := script_of(ch)) is not None)
+    if len(by_script) < 2:
+        return False
+    main = by_script.most_common(1)[0][0]
+    mixed = [w for w in words if any((name := script_of(ch)) is not None and name != main for ch in w)]
+    return len(mixed) == 1
