@@ -57,3 +57,28 @@ def test_an_answer_that_runs_into_its_limit_repeating_still_loops() -> None:
     assert classify_lines(_body("Here is the table:\n" + "=-" * 200)).kind == "degenerate_output"
     words = "the the model model the model the the model the " * 12
     assert classify_lines(_body(words)).kind == "degenerate_output"
+
+
+PREEMPTED = ("WARNING 11-19 22:29:45 scheduler.py:1242] Sequence group 98 is preempted by PreemptionMode.RECOMPUTE "
+             "mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase "
+             "gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory.")
+BAR = "Processed prompts:  {}%|█████     | {}/512 [02:37<01:50,  2.29it/s, est. speed input: 1492.45 toks/s]"
+
+
+def test_a_preemption_in_a_batch_that_finishes_is_no_stall() -> None:
+    # vLLM 0.5.5 on a Turing GPU: 512 prompts, sequences preempted, every one answered in 4 minutes
+    assert classify_lines([BAR.format(0, 0), PREEMPTED, BAR.format(51, 259), BAR.format(100, 512)]).kind == "healthy"
+
+
+def test_a_preemption_in_a_batch_that_never_finishes_or_while_serving_stays() -> None:
+    assert classify_lines([BAR.format(0, 0), PREEMPTED, BAR.format(51, 259)]).kind == "slow_or_stalled"
+    serving = "INFO 11-19 22:29:40 api_server.py:1] Starting vLLM API server on http://0.0.0.0:8000"
+    assert classify_lines([serving, PREEMPTED]).kind == "slow_or_stalled"
+
+
+def test_foreign_letters_in_one_word_are_a_slip_and_in_many_are_garbage() -> None:
+    # a Korean answer spelling 'philoso-' in Cyrillic inside one word
+    slip = "- 해리는 친구들인 론과 헤르미온느와 함께 필ософ스의 돌을 찾기 위해 모험을 떠난다."
+    assert classify_lines([slip]).kind == "healthy"
+    garbage = "- 해리는 친구ые들인 론과 헤르ми온느와 함께 필ософ스의 돌을 찾기 위해 모험ность을 떠난다."
+    assert classify_lines([garbage]).kind == "decode_error"
