@@ -3,8 +3,8 @@
 `dev/` is what the rules were written and tuned on; `holdout/` was collected apart, split by thread, and
 scored once before anything was changed for it (docs/DIAGNOSIS.md keeps those first-time scores);
 `unnamed/` holds real tracebacks whose exceptions no rule was written for. Accuracy is asserted per kind on
-dev; on every split no failure may be called healthy (the known misses below excepted, each with its reason)
-and no healthy log may raise a finding. The holdout table is printed, so a run shows what a new log would meet.
+dev; on every split no failure may be called healthy and no healthy log may raise a finding (the known misses
+and false alarms below excepted, each with its reason). The holdout table is printed, so a run shows what a new log would meet.
 """
 
 from __future__ import annotations
