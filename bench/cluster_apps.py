@@ -101,7 +101,10 @@ def start_cluster(data_dir: Path, processes: int, env_overrides: dict[str, str])
     data_dir.mkdir(parents=True, exist_ok=True)
     password, user_password = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
     env = app_env(data_dir, password, CHAT_USER, user_password, env_overrides)
-    port, first = free_port(), _free_run(processes)
+    # the apps' run first, then a balancer port outside it: a port the OS handed out and that was closed again
+    # may be handed out again, and a balancer picked first sat on the second app's port (address already in use)
+    first = _free_run(processes)
+    port = next(p for p in iter(free_port, 0) if not first <= p < first + processes)
     log_path = data_dir / "cluster.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
