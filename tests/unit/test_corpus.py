@@ -4,7 +4,8 @@
 scored once before anything was changed for it (docs/DIAGNOSIS.md keeps those first-time scores);
 `unnamed/` holds real tracebacks whose exceptions no rule was written for. Accuracy is asserted per kind on
 dev; on every split no failure may be called healthy and no healthy log may raise a finding (the known misses
-and false alarms below excepted, each with its reason). The holdout table is printed, so a run shows what a new log would meet.
+and false alarms below excepted, each with its reason). The holdout table is printed, so a run shows what a new
+log would meet.
 """
 
 from __future__ import annotations
