@@ -13,6 +13,7 @@ from tests.e2e.conftest import ADMIN_PASSWORD, AppServer, run_in_thread
 pytestmark = pytest.mark.e2e
 
 
+@pytest.mark.timeout(1200)  # the clamped answer below may take 600 s on a loaded machine
 def test_bad_input_gets_clear_answers_and_the_next_message_works(app_server: AppServer) -> None:
     run_in_thread(_bad_input(app_server))
 
@@ -50,7 +51,7 @@ async def _bad_input(app_server: AppServer) -> None:
             await asyncio.sleep(0.1)
         # The demo model loops until the clamped limit (about 2,000 tokens of context): on a loaded 2-core machine
         # that took more than 300 s once (891 stream events by then), so the wait is for a finished answer
-        clamped = await session.ask("What is the capital of France?", timeout=900)
+        clamped = await session.ask("What is the capital of France?", timeout=600)
         assert clamped.completed and clamped.text, clamped.error
 
         before = len(session.events)
