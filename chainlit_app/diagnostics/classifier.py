@@ -160,8 +160,9 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
                     return self._tagged_print(raw, lineno)
                 text = strip_ansi(raw)
                 printed = _printed_behind_envelope(text)
-                if printed is not None:  # a time, a container's or a pod's column, a quote: what was printed
-                    return self._plain_line(printed, lineno, text)
+                if printed is not None:  # a time, a container's or a pod's column, a quote: what was printed,
+                    # read as the same line bare would be (a digit or a bracket opens a log's record or a repr)
+                    return [] if _LOG_LINE_START.match(printed) else self._plain_line(printed, lineno, text)
                 return [] if _LOG_LINE_START.match(raw) else self._plain_line(text, lineno, text)
         text = strip_ansi(raw)
         parsed = without_group_gutter(parse_line(text)) if "|" in text else parse_line(text)
@@ -264,6 +265,8 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         if msg.startswith("vllm:num_requests_"):
             return self._gauge(msg, lineno, text)
         if not parsed.level and not parsed.process:
+            if msg != text and not interesting(msg.lower()) and _LOG_LINE_START.match(msg):
+                return []  # behind a column or a time ('vllm-1  | [[0.93, 0.33]]'): read as the bare line is
             return self._plain_line(msg, lineno, text)
         return self._tagged_print(text, lineno) if not parsed.level else []
 

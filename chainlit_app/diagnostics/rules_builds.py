@@ -206,6 +206,9 @@ BUILD_RULES: tuple[Rule, ...] = (
         # attention backend and goes on
         r"only supported on (?:GPUs|CUDA devices) with compute capability|"
         r"too old to be supported by the triton|"
+        # Triton's LLVM cannot lower fp16 conversions for a GPU below compute capability 7.0 (Pascal: GTX 10xx,
+        # P40, P100): the engine dies at the first request that runs such a kernel; float32 runs
+        r"Unsupported conversion from f16 to f16|LLVM ERROR: Unsupported rounding mode for conversion|"
         r"only supports? (?:Ampere|Ada|Hopper|Turing|Volta|Blackwell)\b[^.\n]{0,30}(?:or newer|and newer|or later)",
         hint=Msg("rule.gpu_capability_too_low"),
         examples=(
@@ -217,6 +220,7 @@ BUILD_RULES: tuple[Rule, ...] = (
             # an FP8 checkpoint on an Ampere GPU (neuralmagic's Llama-3.1-70B-FP8, discussion 2)
             "[rank0]: RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute capability >= "
             "9.0 or 8.9, or ROCm MI300+",
+            "LLVM ERROR: Unsupported rounding mode for conversion.",  # a GTX 1080 serving with --dtype=half
         ),
     ),
     rule(
