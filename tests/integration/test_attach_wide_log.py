@@ -11,13 +11,11 @@ are letters split by NULs that no rule matches: the failure would go unnamed.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.apps import AppServer, start_app
-from tests.local_http import JsonHandler, serving
+from tests.local_http import AttachChecksHandler, serving, until
 
 BOM_UTF16_LE = b"\xff\xfe"
 FIRST_LINES = [  # what the file held before the app started: PowerShell's mark opens it
@@ -36,39 +34,15 @@ SERVING_FAILURE = [  # appended while the app watches: the engine dies of memory
 ]
 
 
-class _Server(JsonHandler):
-    """Answers the attach checks like vLLM; the chat is not what this test exercises."""
-
-    def do_GET(self) -> None:
-        if self.path == "/health":
-            self.send_json(200, {})
-        elif self.path == "/version":
-            self.send_json(200, {"version": "0.0-test"})
-        elif self.path == "/v1/models":
-            self.send_json(200, {"object": "list", "data": [{"id": "tiny", "object": "model"}]})
-        else:
-            self.send_json(404, {"error": "not found"})
-
-
 def _powershell_lines(lines: list[str]) -> bytes:
     """Lines as PowerShell's `>` writes them: UTF-16-LE, CRLF endings."""
     return "".join(line + "\r\n" for line in lines).encode("utf-16-le")
 
 
-async def _until(what: str, check: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = await check()
-        if value:
-            return value
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_attached_app_reads_a_utf16_log_and_names_its_failure(tmp_path: Path) -> None:
     engine_log = tmp_path / "llm.log"
     engine_log.write_bytes(BOM_UTF16_LE + _powershell_lines(FIRST_LINES))
-    with serving(_Server) as server_url:
+    with serving(AttachChecksHandler) as server_url:
         app = start_app(tmp_path / "run", CHAT_MODE="attach", CHAT_VLLM_URL=server_url + "/v1",
                         CHAT_API_KEY="wide-log-key", CHAT_LOG_FILE=str(engine_log))
         try:
@@ -99,5 +73,5 @@ async def _exercise(app: AppServer, engine_log: Path) -> dict[str, Any]:
         kinds = {f["kind"] for f in payload["findings"] if not f["resolved"]}
         return payload if "out_of_memory" in kinds else None
 
-    payload: dict[str, Any] = await _until("the out_of_memory finding from the wide log", named)
+    payload: dict[str, Any] = await until("the out_of_memory finding from the wide log", named)
     return payload

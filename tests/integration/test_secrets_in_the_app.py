@@ -17,8 +17,7 @@ import asyncio
 import json
 import os
 import stat
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ import pytest
 
 from bench.apps import AppServer, start_app
 from bench.chainlit_client import ChainlitSession
-from tests.local_http import JsonHandler, serving
+from tests.local_http import AttachChecksHandler, serving, until
 
 ADMIN_PASSWORD = "adm-pass-123456"
 ALICE_PASSWORD = "alice-pass-123"
@@ -58,18 +57,8 @@ ERROR_BODY = (f"upstream postgresql://svc:{DB_PASSWORD}@db/x refused key {KEY}; 
               f"Authorization: Basic {BASIC}; token={PHRASE}")
 
 
-class _Server(JsonHandler):
+class _Server(AttachChecksHandler):
     """Answers the attach checks like vLLM, and refuses every chat request with credentials in the body."""
-
-    def do_GET(self) -> None:
-        if self.path == "/health":
-            self.send_json(200, {})
-        elif self.path == "/version":
-            self.send_json(200, {"version": "0.0-test"})
-        elif self.path == "/v1/models":
-            self.send_json(200, {"object": "list", "data": [{"id": "tiny", "object": "model"}]})
-        else:
-            self.send_json(404, {"error": "not found"})
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -95,16 +84,6 @@ def _texts(session: ChainlitSession) -> list[str]:
     """Every message text the browser was sent."""
     return [str(e.data.get("output", "")) for e in session.events
             if e.name in ("new_message", "update_message") and isinstance(e.data, dict)]
-
-
-async def _until(what: str, check: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = await check()
-        if value:
-            return value
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _start(tmp_path: Path, data_dir: Path, **env: str) -> AppServer:
@@ -164,7 +143,7 @@ async def _exercise_attached(app: AppServer, engine_log: Path) -> None:
         texts = [line["text"] for line in payload["log_tail"]]
         return payload if any("end of the pasted lines" in t for t in texts) else None
 
-    payload = await _until("the pasted lines in the panel's log tail", tail_complete)
+    payload = await until("the pasted lines in the panel's log tail", tail_complete)
     shown = json.dumps(payload)
     tail = [line["text"] for line in payload["log_tail"]]
     print("\n".join(tail))
@@ -218,7 +197,7 @@ async def _welcomes(app: AppServer) -> tuple[str, str]:
         progress = (await app.diagnostics())["engine"].get("progress") or ""
         return "Starting to load model" in progress
 
-    await _until("the engine's progress line", loading)
+    await until("the engine's progress line", loading)
     texts = []
     for user, password in (("admin", ADMIN_PASSWORD), ("alice", ALICE_PASSWORD)):
         async with ChainlitSession(app.url, user, password) as session:
