@@ -40,7 +40,14 @@ from .grpc_status import as_http_status
 from .harmless import SHM_WAIT, is_harmless, is_probe_refusal
 from .inventory_lines import InventoryBlock
 from .json_text import field_offset
-from .lineformat import ParsedLine, parse_line, strip_ansi, unwrap_docker_json
+from .lineformat import (
+    LOG_LINE_START,
+    ParsedLine,
+    parse_line,
+    printed_behind_envelope,
+    strip_ansi,
+    unwrap_docker_json,
+)
 from .phases import (
     Phase,
     PhaseTracker,
@@ -59,6 +66,7 @@ from .shell_words import in_english
 from .stats import StallWatch
 from .taxonomy import KINDS, Kind
 from .traceback_ladder import TracebackLadder
+from .warning_text import WarningText
 
 # Cheap first looks before the full patterns (most lines are neither). An exception line may come indented: a
 # poster quoting a line under a command (vllm-gaudi #1407), a logger indenting a relayed error.
@@ -72,26 +80,6 @@ _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|cor
 # A client's error as its status and message (the openai library for JavaScript prints `400 <message>`, as do
 # coding agents built on it): an error response, as a body with that code would be. A count ("500 requests") is not.
 _STATUS_MESSAGE = re.compile(r"^\s*(?P<status>[45]\d\d) (?P<message>(?:[A-Z`'\"]|status code\b).*)$")
-# The envelopes a collector puts before what a process printed: an ISO time, a compose or pod column, journald's
-# month, a quote, grep's or cat's line number (`_printed_behind_envelope`).
-_ENVELOPE_START = re.compile(r"\[?\d{4}-\d{2}-\d{2}[T ]|[\w.-]+\s+\|\s|\[pod/|[A-Z][a-z]{2} [ \d]\d \d|>\s|"
-                             r"\s*\d{1,7}[:\t-]|[\w./-]+\.(?:log|txt|out|err)[:-]\d")
-# How the lines a server writes begin (levels, process tags, times): anything else is printed output.
-_LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
-
-
-def _printed_behind_envelope(text: str) -> str | None:
-    """What a process printed when only an envelope stands before it (a timestamp from `docker logs -t`, a
-    compose service's or a pod's column, journald's prefix, a quote's `> `) and no level, logger or process
-    tag: the line's printed text, or None for a logged line or a line with no envelope."""
-    if not _ENVELOPE_START.match(text):
-        return None
-    parsed = parse_line(text)
-    if parsed.level or parsed.logger or parsed.process or parsed.message == text:
-        return None
-    return parsed.message
-
-
 class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
     """Stateful, streaming line classifier: `feed` each line once, in order, with its 1-based number."""
 
@@ -101,6 +89,8 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         self._phases = PhaseTracker()
         self._stalls = StallWatch()
         self._ports = PortWatch()  # a server that moved up past a port another process holds
+        self._warning_text = WarningText()
+        self.in_warning_text = False  # the last line fed was the rest of a Python warning's message
         self._chat_ok = 0
         self._last_traceback = 0  # exception line of the latest traceback: where wrappers point
         self._named_in_traceback: set[str] = set()  # processes whose open traceback already has a finding
@@ -148,6 +138,11 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
             if len(self._as_written) > _AS_WRITTEN_KEPT:
                 del self._as_written[next(iter(self._as_written))]
             raw = english
+        self.in_warning_text = self._warning_text.holds(raw)
+        if self.in_warning_text:  # the rest of a Python warning's message: what a rule names in it, nothing else
+            parsed = parse_line(strip_ansi(raw))
+            return self._match(parsed.message, strip_ansi(raw), lineno, Context(self.phase, level="WARNING"),
+                               parsed, replaced)
         low = raw.lower()
         self._stalls.observe(low)
         if "LISTEN" in raw or "Uvicorn running on" in raw:
@@ -159,11 +154,11 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
                 if raw[:1] == "(":
                     return self._tagged_print(raw, lineno)
                 text = strip_ansi(raw)
-                printed = _printed_behind_envelope(text)
+                printed = printed_behind_envelope(text)
                 if printed is not None:  # a time, a container's or a pod's column, a quote: what was printed,
                     # read as the same line bare would be (a digit or a bracket opens a log's record or a repr)
-                    return [] if _LOG_LINE_START.match(printed) else self._plain_line(printed, lineno, text)
-                return [] if _LOG_LINE_START.match(raw) else self._plain_line(text, lineno, text)
+                    return [] if LOG_LINE_START.match(printed) else self._plain_line(printed, lineno, text)
+                return [] if LOG_LINE_START.match(raw) else self._plain_line(text, lineno, text)
         text = strip_ansi(raw)
         parsed = without_group_gutter(parse_line(text)) if "|" in text else parse_line(text)
         msg = parsed.message
@@ -265,7 +260,7 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         if msg.startswith("vllm:num_requests_"):
             return self._gauge(msg, lineno, text)
         if not parsed.level and not parsed.process:
-            if msg != text and not interesting(msg.lower()) and _LOG_LINE_START.match(msg):
+            if msg != text and not interesting(msg.lower()) and LOG_LINE_START.match(msg):
                 return []  # behind a column or a time ('vllm-1  | [[0.93, 0.33]]'): read as the bare line is
             return self._plain_line(msg, lineno, text)
         return self._tagged_print(text, lineno) if not parsed.level else []

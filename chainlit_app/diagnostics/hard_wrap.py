@@ -33,6 +33,9 @@ from chainlit_app.diagnostics.lineformat import ParsedLine, parse_line
 WRAP_WINDOW = 256
 MIN_CUT_WIDTH = 60  # narrower "widths" are short lines that happen to be equal, not a terminal's
 MIN_CUT_LINES = 2
+# A line opening with an exception's class and its colon ('ModuleNotFoundError: No module named …'): a cut that
+# falls just before the class is far less likely than a line that is the exception's own
+_EXCEPTION_START = re.compile(r"(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ")
 MAX_JOINED_CHARS = 64 * 1024
 _BORDERS = frozenset("|+│┃┆╎║-=─━*#")
 _SAME_START = 6  # characters two lines of one template share at least
@@ -121,5 +124,7 @@ def _is_cut(line: str, following: str, width: int, whole: tuple[set[str], set[tu
 
 def _starts_as_a_line(text: str) -> bool:
     parsed = parse_line(text)
-    # anything taken off as a prefix (a time, a process tag, a level, grep's or cat's line number, a quote's `>`)
-    return parsed.message != text or bool(parsed.level) or text.startswith(("Traceback", "  File "))
+    # anything taken off as a prefix (a time, a process tag, a level, grep's or cat's line number, a quote's `>`),
+    # or an exception's class opening the line: two lines of one length ending on one, each a record of its own
+    return parsed.message != text or bool(parsed.level) or text.startswith(("Traceback", "  File ")) \
+        or _EXCEPTION_START.match(text) is not None

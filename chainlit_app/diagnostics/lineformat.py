@@ -218,3 +218,23 @@ def unwrap_json_log(raw: str) -> str:
 def line_level(text: str) -> str:
     """INFO / WARNING / ERROR / DEBUG or '' for one raw log line."""
     return parse_line(strip_ansi(text)).level
+
+
+# The envelopes a collector puts before what a process printed: an ISO time, a compose or pod column, journald's
+# month, a quote, grep's or cat's line number (`printed_behind_envelope`).
+_ENVELOPE_START = re.compile(r"\[?\d{4}-\d{2}-\d{2}[T ]|[\w.-]+\s+\|\s|\[pod/|[A-Z][a-z]{2} [ \d]\d \d|>\s|"
+                             r"\s*\d{1,7}[:\t-]|[\w./-]+\.(?:log|txt|out|err)[:-]\d")
+# How the lines a server writes begin (levels, process tags, times): anything else is printed output.
+LOG_LINE_START = re.compile(r"[(\[\d]|INFO|DEBUG|WARN|ERROR|CRITICAL|[IWEF]\d{4}")
+
+
+def printed_behind_envelope(text: str) -> str | None:
+    """What a process printed when only an envelope stands before it (a timestamp from `docker logs -t`, a
+    compose service's or a pod's column, journald's prefix, a quote's `> `) and no level, logger or process
+    tag: the line's printed text, or None for a logged line or a line with no envelope."""
+    if not _ENVELOPE_START.match(text):
+        return None
+    parsed = parse_line(text)
+    if parsed.level or parsed.logger or parsed.process or parsed.message == text:
+        return None
+    return parsed.message

@@ -12,6 +12,15 @@ from .rules import Rule, rule
 from .rules_output import OUTPUT_RULES
 from .taxonomy import Kind
 
+
+def not_template_source(message: str) -> bool:
+    """A line of a template's own source quotes its refusals (`{{- raise_exception('… roles must alternate …') }}`):
+    vLLM 0.5 logs the whole chat template at INFO when it starts, line by line, and that is no refusal made. A
+    server's error that quotes the source before its own words (llama.cpp's `While executing CallExpression …`)
+    does not open with it."""
+    return not message.lstrip().startswith(("{%", "{{"))
+
+
 _REQUEST_RULES: tuple[Rule, ...] = (
     # --- request-level errors ---
     rule(
@@ -149,6 +158,7 @@ _REQUEST_RULES: tuple[Rule, ...] = (
         r"jinja2\.exceptions|TemplateSyntaxError|TemplateError|UndefinedError|roles must alternate|"
         r"conversation roles must|must alternate user/assistant|System role not supported|"
         r"Only user and assistant roles are supported|Unexpected role '\w+' after role",
+        check=not_template_source,
         hint=Msg("rule.chat_template_render"),
         examples=(
             "jinja2.exceptions.TemplateSyntaxError: expected token 'end of print statement', got 'name'",

@@ -19,6 +19,7 @@ from .failure_sentences import RULE_ID as FAILURE_SENTENCE
 from .failure_sentences import FailureSentenceWatch
 from .findings import ROLE_RANK, Finding, Report
 from .hard_wrap import unwrapped
+from .optional_extension import DeviceWatch, without_absent_extension
 from .pasted_text import as_typed, iter_file_lines, iter_stream_lines, without_collector_prefix, without_margin
 from .redact import secrets_of
 from .sse_undecoded import RULE_ID as SSE_LINE_PARSED_AS_JSON
@@ -104,6 +105,7 @@ def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...
     classifier = LineClassifier(secrets)
     collector = Collector()
     start, sse, fields, sentences = StartWatch(), SseUndecodedWatch(), AnswerFieldsWatch(), FailureSentenceWatch()
+    devices = DeviceWatch()
     read = [0]  # physical lines read: a joined line is numbered by its first piece
 
     def counted() -> Iterator[tuple[int, str, bool]]:
@@ -114,11 +116,15 @@ def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...
     for lineno, joined, replaced in unwrapped(without_margin(counted())):
         text = without_collector_prefix(joined)
         start.feed(text, lineno)
-        sentences.feed(text, lineno)
+        devices.feed(text)
         sse.feed(text, lineno, secrets)
         fields.feed(text, lineno, secrets)
         for finding in classifier.feed(text, lineno, replaced=replaced):
             collector.add(finding)
+        if not classifier.in_warning_text:  # a warning's words say what it warns of, not what failed
+            sentences.feed(text, lineno)
+    if devices.not_cuda:  # no vllm._C is how a CPU, Neuron, TPU or plugin build is made (`optional_extension.py`)
+        collector.findings[:] = without_absent_extension(collector.findings)
     return _ended(classifier, collector, (start, sentences) if excerpt else None, read[0], secrets, sse, fields)
 
 

@@ -43,7 +43,7 @@ ONE_LONG_LINE = {
 }
 
 
-# Healthy held-out logs a width turns into a failure, each for a reason written down (docs/DIAGNOSIS.md, round 53);
+# Healthy logs a width turns into a failure, each for a reason written down (docs/DIAGNOSIS.md, rounds 53 and 55);
 # any other healthy log doing so fails the test.
 _SAME_WARNING = ("four tensor-parallel workers print one WARNING each, alike up to the width, so the lines at the "
                  "width look like whole lines of one template and are not joined to their rests; the rest's words "
@@ -52,10 +52,14 @@ _COLOURED = ("a coloured WARNING (ANSI codes before its process tag) broken at t
              "whose words ('Config file not found') are then read as a failure sentence")
 _BRACKET_START = ("torch's warning broken right before its '[0/0] Not enough SMs …': a piece that opens with a bracket "
                   "starts as a line does, so it is not joined, and its words ('not enough') read as a failure sentence")
+_ONE_CUT = ("the only line at the width is a Python warning's header, cut before the colon that says its message goes "
+            "on: one line at a width is no fold, so nothing is joined, and the message's next line ('No module named "
+            "…') reads as an exception raised")
 HEALTHY_BROKEN = {
     120: {"holdout/round53d_sotarome_vllm0110_moonlight16b_a6000_offline_moe_config_warning.log": _COLOURED},
     80: {"holdout/round53e_multiagentsdebate_qwen25_14b_tp4_v092_pcie_warnings_startup.log": _SAME_WARNING,
-         "holdout/round53d_fourquestions_vllm085_wsl_opt125m_offline_pin_memory_warning.log": _BRACKET_START},
+         "holdout/round53d_fourquestions_vllm085_wsl_opt125m_offline_pin_memory_warning.log": _BRACKET_START,
+         "dev/round55c_gh9421_serve_commit_hash_runtime_warning.log": _ONE_CUT},
 }
 
 
