@@ -80,6 +80,8 @@ _MAY_BE_FATAL = re.compile(r"(?i)fatal|sig[a-z]{3,4}\b|segmentation|segfault|cor
 # A client's error as its status and message (the openai library for JavaScript prints `400 <message>`, as do
 # coding agents built on it): an error response, as a body with that code would be. A count ("500 requests") is not.
 _STATUS_MESSAGE = re.compile(r"^\s*(?P<status>[45]\d\d) (?P<message>(?:[A-Z`'\"]|status code\b).*)$")
+
+
 class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
     """Stateful, streaming line classifier: `feed` each line once, in order, with its 1-based number."""
 
@@ -129,6 +131,7 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         ourselves, so replacement characters in it are not evidence of garbled model output."""
         raw = line.rstrip("\r\n")
         if not raw or raw.isspace():
+            self.in_warning_text = self._warning_text.holds("")  # a blank line ends a warning's message
             return []
         self._previous_line, self._last_line = self._last_line, lineno
         if '"log":' in raw[:40] or ('{"' in raw[:60] and raw.endswith("}")):

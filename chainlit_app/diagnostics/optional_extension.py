@@ -15,21 +15,37 @@ import re
 
 from .findings import Finding
 
-_NOT_CUDA = re.compile(
-    r"\bdevice(?:_config)?=['\"]?(?:cpu|neuron|tpu|xpu|hpu|openvino)\b|"
-    r"[Dd]etected platform:? (?:cpu|neuron|tpu|xpu|hpu)\b|[Pp]latform plugin \w+ is activated"
+# The engine's own words for its device (its config line, its arguments, its platform detection, a TPU's info
+# line), never a tensor's repr (`device='cpu'` in a traceback) or an offload setting
+_DEVICE_NAMED = re.compile(
+    r"\bdevice_config=['\"]?(?P<config>\w+)|\bNamespace\(.*?\bdevice=['\"](?P<arg>\w+)|"
+    r"[Dd]etected platform:? (?P<platform>\w+)|(?P<plugin>[Pp]latform plugin \w+ is activated)|"
+    r"(?P<tpu>\bTPU info: |\btpu_platform\.py)"
 )
+_WITHOUT_EXTENSION = {"cpu", "neuron", "tpu", "xpu", "hpu", "openvino"}
 
 
 class DeviceWatch:
-    """Follows a log's lines for a device that is not CUDA's: `not_cuda` turns true once one is named."""
+    """Follows a log's lines for the device the engine names: `not_cuda` is true once it has named one built
+    without the CUDA extension and never CUDA or ROCm (a CUDA naming wins)."""
 
     def __init__(self) -> None:
-        self.not_cuda = False
+        self._other = False
+        self._cuda = False
+
+    @property
+    def not_cuda(self) -> bool:
+        return self._other and not self._cuda
 
     def feed(self, text: str) -> None:
-        if not self.not_cuda and ("device" in text or "latform" in text):
-            self.not_cuda = _NOT_CUDA.search(text) is not None
+        if "device" not in text and "latform" not in text and "TPU" not in text and "tpu" not in text:
+            return
+        for m in _DEVICE_NAMED.finditer(text):
+            named = (m["config"] or m["arg"] or m["platform"] or "").lower()
+            if named in ("cuda", "rocm"):
+                self._cuda = True
+            elif named in _WITHOUT_EXTENSION or m["plugin"] or m["tpu"]:
+                self._other = True
 
 
 def without_absent_extension(findings: list[Finding]) -> list[Finding]:

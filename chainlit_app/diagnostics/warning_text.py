@@ -8,19 +8,33 @@ by `The secret HF_TOKEN does not exist in your Colab secrets.` Read alone, those
 and a failure sentence.
 
 Only a header whose message visibly goes on (empty, or ending with a colon) opens the warning's lines: a complete
-message may come without its source line (no source file), and the next line is then the log's own. The lines
-end at the indented source line, at a line with a level, a process tag or a traceback, or after `MAX_LINES`.
+message may come without its source line (no source file), and the next line is then the log's own. Whatever
+stood before the header's path (`[rank0]: `, a process tag, a compose column) must stand before each of its lines.
+The lines end at a blank line, at the source line (indented, or a statement that lost its indent), at a line with
+a level, a time or a traceback, at an exception's class or a fatal signal, or after `MAX_LINES`: a warning never
+hides what comes after it.
 """
 
 from __future__ import annotations
 
 import re
 
-from .lineformat import parse_line, printed_behind_envelope
+from .lineformat import parse_line, strip_ansi
 
 MAX_LINES = 12  # huggingface_hub's Colab notice has four; a caught exception's text one
-_HEADER_GOES_ON = re.compile(r"\.py:\d+: [A-Z]\w*Warning: (?:.*:)?\s*$")
-_ITS_OWN_LINE = re.compile(r"\s|Traceback \(most recent call last\)")
+_HEADER_GOES_ON = re.compile(r"^(?P<prefix>.*?)(?:[/\\~.]|\w)[^\s:]*\.py:\d+: [A-Z]\w*Warning:(?: .*:)?\s*$")
+# What ends the message: its source line, a traceback, an exception's class opening the line, a fatal signal or
+# the shell's word for a killed process
+_ITS_OWN_LINE = re.compile(
+    r"\s|(?:from|import) \w|(?:warnings\.)?warn\(|Traceback \(most recent call last\)|"
+    r"(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning):|"
+    r"Fatal Python error|Segmentation fault|Killed\b|Aborted\b|Bus error|Illegal instruction"
+)
+
+
+def _shape(prefix: str) -> str:
+    """A prefix as every line of one process shares it: its digits (a time, a rank) may differ."""
+    return re.sub(r"\d", "0", prefix)
 
 
 class WarningText:
@@ -28,21 +42,26 @@ class WarningText:
 
     def __init__(self) -> None:
         self._left = 0  # lines the open warning's message may still take
+        self._prefix = ""  # the shape of what stood before the header's path
 
     def holds(self, raw: str) -> bool:
+        text = strip_ansi(raw)
         if self._left:
-            printed = printed_behind_envelope(raw)  # a quote's `> `, a compose column, grep's number before it
-            if printed is not None:
-                raw = printed
-            if not raw or _ITS_OWN_LINE.match(raw):
-                self._left = 0  # the source line under the message, or a traceback: the log goes on
-            else:
-                parsed = parse_line(raw)
-                if parsed.level or parsed.process or parsed.time:
-                    self._left = 0
-                else:
-                    self._left -= 1
-                    return True
-        if "Warning: " in raw and _HEADER_GOES_ON.search(raw):
-            self._left = MAX_LINES
+            self._left -= 1
+            if self._goes_on(text):
+                return True
+            self._left = 0
+        header = _HEADER_GOES_ON.match(text) if "Warning:" in text else None
+        if header is not None:
+            self._left, self._prefix = MAX_LINES, _shape(header["prefix"])
         return False
+
+    def _goes_on(self, text: str) -> bool:
+        prefix = text[:len(self._prefix)]
+        if _shape(prefix) != self._prefix:
+            return False
+        rest = text[len(prefix):]
+        if not rest.strip() or _ITS_OWN_LINE.match(rest):
+            return False
+        parsed = parse_line(rest)  # anything a log puts before a record (a level, a time, a rank) ends the message
+        return parsed.message == rest and not (parsed.level or parsed.process or parsed.time)

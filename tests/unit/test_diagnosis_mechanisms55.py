@@ -105,3 +105,31 @@ def test_no_cuda_extension_with_no_other_device_named_is_still_a_build_fault() -
     broken = ("WARNING 05-10 10:00:00 _custom_ops.py:14] Failed to import from vllm._C with "
               "ImportError('libcudart.so.12: cannot open shared object file: No such file or directory')")
     assert classify_lines([broken, *NEURON[1:]]).kind == "version_mismatch"
+
+
+# A review of the pass: a warning's lines never hide what follows them
+KEY_ERROR = "KeyError: 'model.layers.0.mlp.gate_up_proj.qweight'"
+
+
+def test_a_failure_after_a_warnings_lines_is_still_read() -> None:
+    header, rest, source = COMMIT_HASH[:3]
+    for after in ([f"[rank0]: {KEY_ERROR}"], ["", KEY_ERROR], [source.strip(), KEY_ERROR],
+                  [source.strip(), "Segmentation fault (core dumped)"],
+                  ["\x1b[1;31mERROR\x1b[0m 10-16 08:00:01 engine.py:100] RuntimeError: CUDA error: out of memory"]):
+        assert classify_lines([header, rest, *after]).kind != "healthy", after
+    ranked = ["[rank0]: " + line for line in [header, rest, source, "Traceback (most recent call last):",
+                                                '  File "/x/vllm/worker.py", line 123, in load_model', KEY_ERROR]]
+    assert classify_lines(ranked).kind != "healthy"
+
+
+def test_a_process_tagged_warnings_lines_and_a_trimmed_header_are_read_as_the_warnings() -> None:
+    tagged = ["(EngineCore_DP0 pid=9) " + line for line in COMMIT_HASH[:3]]
+    assert classify_lines(tagged).kind == "healthy"
+    assert classify_lines([line.rstrip() for line in COLAB_SECRET]).kind == "healthy"
+
+
+def test_a_tensor_on_the_cpu_is_no_device_without_the_extension() -> None:
+    lines = [NO_EXTENSION, "INFO 09-23 00:07:22 llm_engine.py:161] Initializing an LLM engine (v0.5.0) with config: "
+             "model='m', device_config=cuda, seed=0",
+             "INFO 09-23 00:07:30 model_runner.py:1] pinned buffer: Tensor(shape=[4096], device='cpu')"]
+    assert classify_lines(lines).kind == "version_mismatch"
