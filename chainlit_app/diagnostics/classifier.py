@@ -45,6 +45,7 @@ from .lineformat import (
     ParsedLine,
     parse_line,
     printed_behind_envelope,
+    split_after_bar,
     strip_ansi,
     unwrap_docker_json,
 )
@@ -130,6 +131,8 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         """Classify one line. `replaced` says the line had undecodable bytes that we replaced with U+FFFD
         ourselves, so replacement characters in it are not evidence of garbled model output."""
         raw = line.rstrip("\r\n")
+        if "%|" in raw and len(parts := split_after_bar(raw)) > 1:  # a record written behind a progress bar's redraw
+            return [found for part in parts for found in self.feed(part, lineno, replaced=replaced)]
         if not raw or raw.isspace():
             self.in_warning_text = self._warning_text.holds("")  # a blank line ends a warning's message
             return []

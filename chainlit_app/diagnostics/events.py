@@ -278,6 +278,8 @@ class EventFolder:
             m = _NAMED_EXCEPTION.match(parsed.message.strip())
             if m is None or m.group("type") not in BASES:
                 return None
+        if m.group("type").endswith("Warning"):  # a warning printed without its `file.py:N:` (cut off, folded away)
+            return None
         return Traceback(first_line=lineno, line=lineno, exception_type=m.group("type"),
                          message=(m.group("msg") or "").strip(), process=parsed.process,
                          text=parsed.message.strip())

@@ -23,6 +23,7 @@ import re
 from chainlit_app.i18n import Msg
 
 from .findings import Finding, evidence_text
+from .harmless import is_harmless
 from .lineformat import parse_line, strip_ansi
 from .prefilter import ECHO_LINES
 from .taxonomy import Kind
@@ -67,7 +68,8 @@ class FailureSentenceWatch:
         if not text or _HEADING.search(text) or _COUNTER.search(text) or _NEGATED.search(text):
             return
         parsed = parse_line(text)
-        if parsed.level or _LEVEL_WORD.match(parsed.message) or any(echo in text for echo in ECHO_LINES):
+        if parsed.level or _LEVEL_WORD.match(parsed.message) or any(echo in text for echo in ECHO_LINES) \
+                or is_harmless(parsed):  # a line known to be normal says nothing failed
             return
         sentence = _QUOTED.sub(" ", _KEY_VALUE.sub(" ", parsed.message))
         if _FAILURE_WORDS.search(sentence) and not _RECOVERED.search(sentence):

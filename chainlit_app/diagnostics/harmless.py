@@ -30,6 +30,13 @@ HARMLESS: tuple[re.Pattern[str], ...] = (
     # Ray's raylet at `E`, every ten seconds while its session directory's disk is nearly full: a capacity
     # note ("Object creation will fail if spilling is required"); a failed object creation says so itself.
     re.compile(r"file_system_monitor\.cc:\d+: .* is over \d+% full", re.I),
+    # TensorFlow imported beside vLLM (a container that holds both) registers CUDA's libraries a second time, at
+    # `E`: "Unable to register cuFFT factory: Attempting to register factory for plugin cuFFT when one has already
+    # been registered", and the same for cuDNN and cuBLAS; nothing fails
+    re.compile(r"Unable to register cu(?:FFT|DNN|BLAS) factory", re.I),
+    # vLLM has no tuned kernel configuration for this GPU and expert shape and uses its default: a speed note
+    # ("Using default MoE config. Performance might be sub-optimal!" and the file it looked for)
+    re.compile(r"Config file not found at \[?'?\S*/fused_moe/configs/|Using default MoE config", re.I),
 )
 # A WARNING that mentions memory is a tuning note ("Possibly too large swap space", "pin_memory=False as
 # WSL is detected", "KV cache memory ...") unless it names an actual memory failure.

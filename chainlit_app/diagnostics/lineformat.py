@@ -75,6 +75,11 @@ _PREFIXES: tuple[re.Pattern[str], ...] = (
     re.compile(r"\s?(?:(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+)?\[(?P<logger>[\w./-]+\.py:\d+)\]\s"),
     # glog / torch C++: "W1130 15:01:47.512000 5649 torch/x.py:53] ", "[W1130 15:02:02.38 utils.cpp:68] "
     re.compile(r"\[?(?P<lvl>[IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w./-]+:\d+\]\s?"),
+    # absl's C++ logging after its time (TensorFlow, XLA, imported beside vLLM): ": E external/local_xla/xla/
+    # stream_executor/cuda/cuda_fft.cc:467] Unable to register cuFFT factory: ..."
+    re.compile(r":? ?(?P<lvl>[IWEF]) [\w./-]+\.(?:cc|cpp|h|py):\d+\]\s"),
+    # LMCache's logger after its bracketed time: "LMCache WARNING: Could not load 'builtin' from vLLM. ..."
+    re.compile(r"LMCache (?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):\s"),
     # Ray's C++ core after its time: "E 46008 46008] core_worker_process.cc:232: ..." (level, pid, thread id),
     # and the tag of Ray's own component the driver prints it under: "(raylet) ", "(pid=gcs_server) "
     re.compile(r"(?P<lvl>[IWEF]) \d+ \d+\]\s"),
@@ -238,3 +243,17 @@ def printed_behind_envelope(text: str) -> str | None:
     if parsed.level or parsed.logger or parsed.process or parsed.message == text:
         return None
     return parsed.message
+
+
+# tqdm redraws its bar with a carriage return and no newline, so the next record written lands on the bar's line
+# ('Processed prompts:   0%|…| 0/4 [00:00<?, …]WARNING 03-26 13:39:39 [cpu.py:154] Pin memory is not supported')
+_GLUED_AFTER_BAR = re.compile(r"\d+%\|[^\n]*?\](?=(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) |\(\w[^()]{0,60}pid=\d+\) )")
+
+
+def split_after_bar(text: str) -> list[str]:
+    """A line as the records it holds: a progress bar and whatever record was written right after its redraw."""
+    parts = []
+    while (glued := _GLUED_AFTER_BAR.search(text)) is not None:
+        parts.append(text[:glued.end()])
+        text = text[glued.end():]
+    return [*parts, text]

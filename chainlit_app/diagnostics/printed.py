@@ -56,6 +56,9 @@ _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.
 # ('[Answer] ', '[THINK] ') and still loop.
 _LIBRARY_TAG = re.compile(r"\[(?:Gloo|c10d|NCCL|RCCL|HCCL|UCX|NIXL|DeepEP|TensorRT-LLM|aiter)\]:? ", re.I)
 _PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
+# A capitalised label alone on its line, its value on the next ('PROMPT:', 'GENERATED TEXT:' above each answer of a
+# test run): printed once per answer, never the answer looping (a model's 'Here is the output:' again and again is)
+_LABEL = re.compile(r"[A-Z][A-Z\d_ ]{0,40}:")
 # A rule drawn with one symbol (a test script's '=====' banner around its sections): layout, never an answer;
 # nor is Python 3.11's caret line under a frame's code ('^^^^^', '~~~^^^') in an excerpt cut inside a traceback
 _BANNER = re.compile(r"([=\-*#_~+.─━═])\1{9,}|[\^~]{3,}")
@@ -181,7 +184,7 @@ class PrintedOutput(ClassifierPart):
         if found:
             return found
         if (self._loop_reported or _PROGRESS_BAR.search(key) or _NOT_AN_ANSWER.search(key) or _BANNER.fullmatch(key)
-                or is_table_line(key)):
+                or _LABEL.fullmatch(key) or is_table_line(key)):
             return []
         logged = _LIBRARY_TAG.match(key) is not None  # judged as text below, never counted as a repeat
         if not logged and self._cycle.add(key, lineno, self._previous_line):

@@ -76,6 +76,8 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"operator [\w:]+ does not exist|Could not load this library: \S*(?:torchaudio|torchvision|"
         r"torchcodec)",
+        # torchvision's own warning that its image decoder did not load: only `torchvision.io` is without it
+        check=lambda message: "Failed to load image Python extension" not in message,
         hint=Msg("rule.torch_extension_mismatch"),
         examples=("RuntimeError: operator torchvision::nms does not exist",),
     ),

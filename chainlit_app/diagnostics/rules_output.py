@@ -98,7 +98,10 @@ OUTPUT_RULES: tuple[Rule, ...] = (
     rule(
         "generated_empty",
         Kind.EMPTY_OUTPUT,
-        r"Generated text: ?(?:''|\"\"|$)|Generated response \S+(?: \(streaming complete\))?: output: (?:''|"
+        # a label with nothing after it is an empty answer only where the prompt stands on its line: a label
+        # alone on its line ('GENERATED TEXT:') has its text on the next
+        r"Generated text: ?(?:''|\"\")|Prompt: .*Generated text: ?$|"
+        r"Generated response \S+(?: \(streaming complete\))?: output: (?:''|"
         r"\"\")|"
         r"CompletionOutput\(index=\d+, text=''|text='', token_ids=\[|\boutput: '', finish_reason",
         hint=Msg("rule.generated_empty"),

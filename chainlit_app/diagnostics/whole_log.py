@@ -19,6 +19,7 @@ from .failure_sentences import RULE_ID as FAILURE_SENTENCE
 from .failure_sentences import FailureSentenceWatch
 from .findings import ROLE_RANK, Finding, Report
 from .hard_wrap import unwrapped
+from .lineformat import split_after_bar
 from .optional_extension import DeviceWatch, without_absent_extension
 from .pasted_text import as_typed, iter_file_lines, iter_stream_lines, without_collector_prefix, without_margin
 from .redact import secrets_of
@@ -113,8 +114,9 @@ def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...
             read[0] = lineno
             yield lineno, as_typed(text), replaced
 
-    for lineno, joined, replaced in unwrapped(without_margin(counted())):
-        text = without_collector_prefix(joined)
+    records = ((lineno, text, replaced) for lineno, joined, replaced in unwrapped(without_margin(counted()))
+               for text in split_after_bar(without_collector_prefix(joined)))  # a record behind a bar's redraw
+    for lineno, text, replaced in records:
         start.feed(text, lineno)
         devices.feed(text)
         sse.feed(text, lineno, secrets)

@@ -142,6 +142,9 @@ KNOWN_FALSE_ALARMS = {
     "in which one bullet ('해리는 친구들과 함께 볼드모트를 막기 위해 노력한다.') comes back word for word in three "
     "sections: three identical printed lines are how a loop shows in a printed answer, and asking that they "
     "dominate the lines around them turned a dev log's real loop (a reasoning model's repeated thought) healthy",
+    "round56b_tpuinference1021_qwen3_moe_offline_torchax_warnings.log": "an excerpt of a working TPU run that ends "
+    "with its batch's progress bar at 0 % (0/35): the excerpt shows a batch that never got past its first prompt, "
+    "and the pull request's word that the run worked is not in the lines",
 }
 ACCEPTED_READINGS = {
     "round15a_gh789_docker_tp_rayworker_sigbus_dev_shm_64m.log": (

@@ -15,7 +15,9 @@ from chainlit_app.diagnostics import HEALTHY, classify_lines
 from chainlit_app.diagnostics.classifier import LineClassifier
 from chainlit_app.diagnostics.rule_tables import RULES
 
-MEASURED_HEALTHY_WITHOUT_THEIR_RULE = 91
+# 92 since round 56: torch's `UserWarning: CUDA initialization: The NVIDIA driver on your system is too old`, printed
+# without its `file.py:N:`, is a warning (its rule names it), no longer an exception raised (docs/DIAGNOSIS.md)
+MEASURED_HEALTHY_WITHOUT_THEIR_RULE = 92
 
 
 def test_a_message_no_rule_knows_is_seldom_called_healthy(monkeypatch: pytest.MonkeyPatch) -> None:
