@@ -65,6 +65,9 @@ _PREFIXES: tuple[re.Pattern[str], ...] = (
     # process tags: "(APIServer pid=1) ", "(EngineCore_DP0 pid=123) ", "(VllmWorker rank=0 pid=9) "
     re.compile(r"\((?P<proc>[^()\n]{1,60}?\bpid=\d+(?:, ip=[\d.]+)?)\)\s?"),
     re.compile(r"\[rank\d+\]:\s?"),
+    # torchrun's and elastic's tag of each worker's output ("[default0]:"), Open MPI's with --tag-output
+    # ("[1,0]<stderr>:")
+    re.compile(r"\[default\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?"),
     # vLLM: "INFO 11-30 14:00:01 [core.py:700] ", V0 "ERROR 10-26 11:35:32 registry.py:267] "
     re.compile(
         r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(?P<time>\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d+)?)\s+"
