@@ -28,14 +28,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice, pairwise
 
-from chainlit_app.diagnostics.lineformat import ParsedLine, parse_line
+from chainlit_app.diagnostics.lineformat import EXCEPTION_CLASS, ParsedLine, parse_line
 
 WRAP_WINDOW = 256
 MIN_CUT_WIDTH = 60  # narrower "widths" are short lines that happen to be equal, not a terminal's
 MIN_CUT_LINES = 2
 # A line opening with an exception's class and its colon ('ModuleNotFoundError: No module named …'): a cut that
 # falls just before the class is far less likely than a line that is the exception's own
-_EXCEPTION_START = re.compile(r"(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ")
+_EXCEPTION_START = re.compile(EXCEPTION_CLASS + ": ")
 MAX_JOINED_CHARS = 64 * 1024
 _BORDERS = frozenset("|+│┃┆╎║-=─━*#")
 _SAME_START = 6  # characters two lines of one template share at least

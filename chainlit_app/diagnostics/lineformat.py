@@ -18,6 +18,10 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\^\[\[[0-9;]*m|\r|"
                    r"\ufffd\[[0-9;]*m|"
                    # colour codes whose ESC a copy from a terminal dropped: "[1;36m(EngineCore_0 pid=399)[0;0m"
                    r"\[(?:[0-9]{1,3};)*[0-9]{1,3}m(?=[\w(\[\s]|$)")
+# An exception's class as a traceback's last line opens with it (`ModuleNotFoundError`, `torch.OutOfMemoryError`,
+# `SystemExit`, `KeyboardInterrupt`): the unwrapper, a warning's message and the harmless list all ask whether a
+# line is an exception's own, and must agree on what one looks like
+EXCEPTION_CLASS = r"(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)"
 _LEVEL_NAMES = {
     "WARN": "WARNING",
     "CRITICAL": "ERROR",

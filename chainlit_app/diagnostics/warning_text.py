@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .lineformat import parse_line, strip_ansi
+from .lineformat import EXCEPTION_CLASS, parse_line, strip_ansi
 
 MAX_LINES = 12  # huggingface_hub's Colab notice has four; a caught exception's text one
 _HEADER_GOES_ON = re.compile(r"^(?P<prefix>.*?)(?:[/\\~.]|\w)[^\s:]*\.py:\d+: [A-Z]\w*Warning:(?: .*:)?\s*$")
@@ -27,7 +27,7 @@ _HEADER_GOES_ON = re.compile(r"^(?P<prefix>.*?)(?:[/\\~.]|\w)[^\s:]*\.py:\d+: [A
 # the shell's word for a killed process
 _ITS_OWN_LINE = re.compile(
     r"\s|(?:from|import) \w|(?:warnings\.)?warn\(|Traceback \(most recent call last\)|"
-    r"(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning):|"
+    rf"{EXCEPTION_CLASS}:|(?:[a-z_]\w*\.)*[A-Z]\w*Warning:|"
     r"Fatal Python error|Segmentation fault|Killed\b|Aborted\b|Bus error|Illegal instruction"
 )
 
