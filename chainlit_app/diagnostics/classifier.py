@@ -63,7 +63,7 @@ from .redact import SecretSource, secrets_of
 from .request_lines import RequestLines
 from .rule_tables import RULES
 from .rules import ALL_PHASES, Context, most_specific
-from .shell_words import in_english
+from .shell_words import AsWritten, in_english
 from .stats import StallWatch
 from .taxonomy import KINDS, Kind
 from .traceback_ladder import TracebackLadder
@@ -71,7 +71,6 @@ from .warning_text import WarningText
 
 # Cheap first looks before the full patterns (most lines are neither). An exception line may come indented: a
 # poster quoting a line under a command (vllm-gaudi #1407), a logger indenting a relayed error.
-_AS_WRITTEN_KEPT = 64
 _TORCH_FIRST_WORDS = "|".join(sorted({re.escape(words.split()[0]) for words, _type in UNTYPED_TORCH_MESSAGES}))
 _MAY_BE_EXCEPTION = re.compile(rf"\s*(?:[\w.]*[A-Z]\w*(?::|$)|(?:Value error|Assertion failed), |"
                                rf"(?i:{_TORCH_FIRST_WORDS}) )")
@@ -118,9 +117,7 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         self._named_messages: dict[str, int] = {}  # process -> line of its latest message a rule named
         self._fatal_guesses: list[Finding] = []  # fatal signals named before their stack showed the phase
         self._chains = ChainLinks()  # 'The above exception was the direct cause …': the next traceback's cause
-        # Lines read in the shell's English words (`shell_words.py`), by number: the evidence shows them as
-        # written. Bounded: such lines are rare, and only recent ones can still be cited.
-        self._as_written: dict[int, str] = {}
+        self._as_written = AsWritten()  # lines read in the shell's English words (`shell_words.py`)
 
     @property
     def ready(self) -> bool:
@@ -140,14 +137,13 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         if '"log":' in raw[:40] or ('{"' in raw[:60] and raw.endswith("}")):
             raw = unwrap_docker_json(raw)  # Docker's json-file lines and structured (JSON) log lines
         if (english := in_english(raw)) is not raw:  # a shell's `段错误 (核心已转储)`: its English words
-            self._as_written[lineno] = strip_ansi(raw)
-            if len(self._as_written) > _AS_WRITTEN_KEPT:
-                del self._as_written[next(iter(self._as_written))]
+            self._as_written.keep(lineno, strip_ansi(raw))
             raw = english
         self.in_warning_text = self._warning_text.holds(raw)
         if self.in_warning_text:  # the rest of a Python warning's message: what a rule names in it, nothing else
-            parsed = parse_line(strip_ansi(raw))
-            return self._match(parsed.message, strip_ansi(raw), lineno, Context(self.phase, level="WARNING"),
+            plain = strip_ansi(raw)
+            parsed = parse_line(plain)
+            return self._match(parsed.message, plain, lineno, Context(self.phase, level="WARNING"),
                                parsed, replaced)
         low = raw.lower()
         self._stalls.observe(low)

@@ -19,6 +19,7 @@ import unicodedata
 from pathlib import Path
 
 TABLE = Path(__file__).with_name("shell_words.tsv")
+KEPT = 64  # lines kept as written: such lines are rare, and only recent ones can still be cited
 _CORE = "(core dumped)"
 _LINE = "line %d:"
 
@@ -103,3 +104,19 @@ def _line_in_english(head: str) -> str:
         return head
     number = re.search(r"\d+", found.group(0))
     return f"{normal[: found.start()]}line {number.group(0) if number else 0}: {normal[found.end():]}"
+
+
+class AsWritten:
+    """Lines read in the shell's English words, by number, as they were written: the evidence shows them so.
+    Bounded to the latest `KEPT`."""
+
+    def __init__(self) -> None:
+        self._lines: dict[int, str] = {}
+
+    def keep(self, lineno: int, text: str) -> None:
+        self._lines[lineno] = text
+        if len(self._lines) > KEPT:
+            del self._lines[next(iter(self._lines))]
+
+    def get(self, lineno: int, default: str) -> str:
+        return self._lines.get(lineno, default)
