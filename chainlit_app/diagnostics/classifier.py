@@ -124,6 +124,11 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         """True once the server has shown that it serves (startup complete, requests, stats)."""
         return self._phases.phase >= Phase.SERVING
 
+    @property
+    def served(self) -> bool:
+        """True once the server was seen serving, even if it has stopped since (a stop before it is not)."""
+        return self._phases.served
+
     def feed(self, line: str, lineno: int, *, replaced: bool = False) -> list[Finding]:
         """Classify one line. `replaced` says the line had undecodable bytes that we replaced with U+FFFD
         ourselves, so replacement characters in it are not evidence of garbled model output."""

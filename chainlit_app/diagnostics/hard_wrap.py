@@ -40,6 +40,7 @@ MAX_JOINED_CHARS = 64 * 1024
 _BORDERS = frozenset("|+│┃┆╎║-=─━*#")
 _SAME_START = 6  # characters two lines of one template share at least
 _LINE_NUMBER = re.compile(r"\s*\d{1,7}[:\t-]")
+_PROMPT_OPENS = re.compile(r"Received request \S+: prompt: (['\"])")
 _TEMPLATE_START = 16  # characters of their message
 
 Numbered = tuple[int, str, bool]
@@ -60,7 +61,8 @@ def unwrapped(numbered: Iterable[Numbered]) -> Iterator[Numbered]:
     for item in chain(window, lines):
         _, text, replaced = item
         bare = _bare(text)
-        if held is not None and _is_cut(last, bare, width, whole) and len(held[1]) < MAX_JOINED_CHARS:
+        if held is not None and (_is_cut(last, bare, width, whole) or _in_request_line(held[1], last, bare, width)) \
+                and len(held[1]) < MAX_JOINED_CHARS:
             held = (held[0], _bare(held[1]) + text, held[2] or replaced)
         else:
             if held is not None:
@@ -69,6 +71,22 @@ def unwrapped(numbered: Iterable[Numbered]) -> Iterator[Numbered]:
         last = bare
     if held is not None:
         yield held
+
+
+def _in_request_line(held: str, last: str, following: str, width: int) -> bool:
+    """Whether a piece of the width ended inside vLLM's request line (`Received request …: prompt: '…', params:
+    SamplingParams(…), …`): a prompt's text may start a piece with anything (an indented manual page, `string |
+    file]`) and so may its parameters (`[], include_stop_str_in_output=False`). Inside the prompt's quote only the
+    quote's end closes it; after it, a piece that opens with a level is the next record."""
+    if len(last) != width or "Received request " not in held:
+        return False
+    opened = _PROMPT_OPENS.search(held)
+    if opened is None:
+        return False
+    quote = opened.group(1)
+    if f"{quote}, " not in held[opened.end():].replace("\\" + quote, ""):
+        return True
+    return not parse_line(following).level
 
 
 def _bare(text: str) -> str:

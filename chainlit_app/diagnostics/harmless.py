@@ -37,6 +37,10 @@ HARMLESS: tuple[re.Pattern[str], ...] = (
     # vLLM has no tuned kernel configuration for this GPU and expert shape and uses its default: a speed note
     # ("Using default MoE config. Performance might be sub-optimal!" and the file it looked for)
     re.compile(r"Config file not found at \[?'?\S*/fused_moe/configs/|Using default MoE config", re.I),
+    # vLLM asks the hub for a model's safetensors metadata (to pick a dtype) through `with_retry`, which logs each
+    # failed try at ERROR ("…, retrying 1 of 2"), and then goes on without it: a local path is no repository id,
+    # an offline machine reaches no hub. What fails for the model fails again in its own words.
+    re.compile(r"\bError retrieving safetensors: ", re.I),
 )
 # A WARNING that mentions memory is a tuning note ("Possibly too large swap space", "pin_memory=False as
 # WSL is detected", "KV cache memory ...") unless it names an actual memory failure.
@@ -80,3 +84,11 @@ def is_harmless(parsed: ParsedLine) -> bool:
     if any(p.search(msg) for p in HARMLESS):
         return True
     return parsed.level == "WARNING" and bool(_MEMORY_WORD.search(msg)) and not _MEMORY_FAILURE.search(msg)
+
+
+def is_tracker_cleanup(exception_type: str, frames: list[tuple[str, str]]) -> bool:
+    """CPython's resource tracker failing to forget a shared-memory segment another process unlinked first
+    (`KeyError: '/psm_…'` raised in its own loop, `multiprocessing/resource_tracker.py`): printed at exit by
+    tensor-parallel runs on the multiprocessing backend (vLLM #5468, "benign"), and by nothing that failed."""
+    return exception_type.rsplit(".", 1)[-1] == "KeyError" and bool(frames) \
+        and all(path.replace("\\", "/").endswith("multiprocessing/resource_tracker.py") for path, _ in frames)

@@ -80,11 +80,13 @@ _PREFIXES: tuple[re.Pattern[str], ...] = (
     # vLLM's logger location with the time (and maybe the level) cut by the poster: "ERROR [glm4_moe_tool_parser.py
     # :123] ", " [glm4_moe_tool_parser.py:123] " (vLLM #31379, #32213)
     re.compile(r"\s?(?:(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+)?\[(?P<logger>[\w./-]+\.py:\d+)\]\s"),
-    # glog / torch C++: "W1130 15:01:47.512000 5649 torch/x.py:53] ", "[W1130 15:02:02.38 utils.cpp:68] "
-    re.compile(r"\[?(?P<lvl>[IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w./-]+:\d+\]\s?"),
+    # glog / torch C++: "W1130 15:01:47.512000 5649 torch/x.py:53] ", "[W1130 15:02:02.38 utils.cpp:68] "; torch's
+    # c10 logging writes the month unpadded: "[W302 07:08:56.175536091 socket.cpp:209] " (2 March)
+    re.compile(r"\[?(?P<lvl>[IWEF])\d{3,4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w./-]+:\d+\]\s?"),
     # absl's C++ logging after its time (TensorFlow, XLA, imported beside vLLM): ": E external/local_xla/xla/
-    # stream_executor/cuda/cuda_fft.cc:467] Unable to register cuFFT factory: ..."
-    re.compile(r":? ?(?P<lvl>[IWEF]) [\w./-]+\.(?:cc|cpp|h|py):\d+\]\s"),
+    # stream_executor/cuda/cuda_fft.cc:467] Unable to register cuFFT factory: ..."; older torch's c10 logging
+    # without a time: "[W socket.cpp:663] [c10d] The client socket has failed to connect to ..."
+    re.compile(r"(?::? ?|\[)(?P<lvl>[IWEF]) [\w./-]+\.(?:cc|cpp|h|py):\d+\]\s"),
     # LMCache's logger after its bracketed time: "LMCache WARNING: Could not load 'builtin' from vLLM. ..."
     re.compile(r"LMCache (?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):\s"),
     # Ray's C++ core after its time: "E 46008 46008] core_worker_process.cc:232: ..." (level, pid, thread id),

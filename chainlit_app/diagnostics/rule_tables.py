@@ -47,3 +47,5 @@ RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + TRACE_RULES + CALLER_
                           + BODY_TYPE_RULES + GATEWAY_RULES + SHAPE_RULES + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES
                           + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
+# Rules whose warning a server that became ready disproves (`Rule.disproved_by_serving`)
+DISPROVED_BY_SERVING: frozenset[str] = frozenset(r.id for r in RULES if r.disproved_by_serving)

@@ -51,6 +51,9 @@ class Rule:
     raised_in: tuple[str, ...] = ()  # path fragments of the innermost vLLM/transformers frame
     levels: tuple[str, ...] = ()  # ERROR, WARNING, ...
     check: Callable[[str], bool] | None = None  # what a pattern cannot say (figures compared), on the message
+    # A warning that something will not work, which a server that then served disproves (torchao skipping
+    # its C++ extensions): it names a cause only in a log that never shows the server serving (`whole_log.py`)
+    disproved_by_serving: bool = False
 
     @property
     def specificity(self) -> int:
@@ -183,6 +186,7 @@ def rule(
     raised_in: tuple[str, ...] = (),
     levels: tuple[str, ...] = (),
     check: Callable[[str], bool] | None = None,
+    disproved_by_serving: bool = False,
 ) -> Rule:
     """Build a rule; the needles for the pre-filter are derived from the pattern."""
     flags = 0 if case else re.IGNORECASE
@@ -200,6 +204,7 @@ def rule(
         raised_in,
         levels,
         check,
+        disproved_by_serving,
     )
 
 

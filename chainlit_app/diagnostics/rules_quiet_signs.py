@@ -11,7 +11,10 @@
 - One running request holding nearly the whole KV cache (`Running: 1 reqs ... GPU KV cache usage: 97.3%`):
   a single answer that never stops fills the cache; the server freezes on it (read by `stats.py`, which
   sees the stats lines).
-- vLLM skipping its C++ extensions because the installed torch is older than it needs: version_mismatch.
+- torchao skipping its C++ extensions because the installed torch is not the one it was built for:
+  version_mismatch, in a log that shows nothing else (a `vllm --help` that printed only this after an install);
+  a server that then became ready disproves it (torchao's Python code still loads; vLLM needs its kernels only
+  for torchao quantization, and that fails in its own words).
 - A printed output of nothing but repeated '<' (vLLM 0.2.2's `< <`): garbage, degenerate_output.
 
 Data only: see `rules.py` for what the fields mean and how the winner is chosen.
@@ -96,6 +99,7 @@ QUIET_SIGN_RULES: tuple[Rule, ...] = (
         r"\bSkipping import of cpp extensions due to incompatible torch version\b|"
         r"\bPlease upgrade to torch >= ?\d[\w.]* \(found \d",
         hint=Msg("rule.cpp_extensions_need_newer_torch"),
+        disproved_by_serving=True,
         examples=(
             "Skipping import of cpp extensions due to incompatible torch version. Please upgrade to torch >= 2.11.0 "
             "(found 2.10.0+cu128).",  # unsloth #4851

@@ -14,6 +14,7 @@ from .error_words import is_fallback
 from .events import Traceback
 from .exceptions import SERVING_ONLY, ancestry, exception_name, lookup, owner_of, raised_in
 from .findings import Finding
+from .harmless import is_tracker_cleanup
 from .lineformat import ParsedLine
 from .phases import Phase, stack_shows_serving, stack_shows_starting, words_show_serving
 from .plugin_frames import plugin_called_by_vllm
@@ -46,6 +47,8 @@ class TracebackLadder(ClassifierPart):
         """The exception line that ends a traceback: rule, exception type, raised in, phase."""
         if tb.dump or (tb.native and self._fatal_seen):
             return []  # the frames of a fatal signal, already named at the signal
+        if is_tracker_cleanup(tb.exception_type, tb.frames):
+            return []
         named_before = tb.process in self._named_in_traceback
         self._named_in_traceback.discard(tb.process)
         pointed_from = self._last_traceback

@@ -23,6 +23,7 @@ from .lineformat import split_after_bar
 from .optional_extension import DeviceWatch, without_absent_extension
 from .pasted_text import as_typed, iter_file_lines, iter_stream_lines, without_collector_prefix, without_margin
 from .redact import secrets_of
+from .rule_tables import DISPROVED_BY_SERVING
 from .sse_undecoded import RULE_ID as SSE_LINE_PARSED_AS_JSON
 from .sse_undecoded import SseUndecodedWatch
 from .taxonomy import HEALTHY, Kind
@@ -121,12 +122,17 @@ def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...
         devices.feed(text)
         sse.feed(text, lineno, secrets)
         fields.feed(text, lineno, secrets)
-        for finding in classifier.feed(text, lineno, replaced=replaced):
+        found = classifier.feed(text, lineno, replaced=replaced)
+        for finding in found:
             collector.add(finding)
-        if not classifier.in_warning_text:  # a warning's words say what it warns of, not what failed
+        # a warning's words say what it warns of, not what failed; a line a rule named was judged by that rule
+        # (and stays judged if the log disproves it, `Rule.disproved_by_serving`)
+        if not classifier.in_warning_text and not found:
             sentences.feed(text, lineno)
     if devices.not_cuda:  # no vllm._C is how a CPU, Neuron, TPU or plugin build is made (`optional_extension.py`)
         collector.findings[:] = without_absent_extension(collector.findings)
+    if classifier.served:  # a warning that the start would not work, and the server went on to serve
+        collector.findings[:] = [f for f in collector.findings if f.rule not in DISPROVED_BY_SERVING]
     return _ended(classifier, collector, (start, sentences) if excerpt else None, read[0], secrets, sse, fields)
 
 

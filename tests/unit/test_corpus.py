@@ -132,6 +132,10 @@ HOLDOUT_UNLEARNT_MISSES = {
     "next turn (`Paris.<|im_start|>user<|im_sep|>` and then Hindi): a printed prompt carries the same markers on a "
     "plain line, and one line does not tell an answer from a prompt; the turn-marker reading stays on answers "
     "(bodies, fields, echoes) where it cannot alarm on a prompt",
+    "round58a_gh14025_mqllmengine_waiting_hang_nccl_p2p.log": "18 DEBUG lines `Waiting for output from "
+    "MQLLMEngine.`, ten seconds apart, cut mid-line: vLLM's V0 client prints that line whenever its engine has "
+    "nothing to send, so an idle server, started with debug logging, shows the same lines; that the server hung "
+    "(NCCL's peer-to-peer transfers, the poster's fix) is in the thread's words, not in the lines",
 }
 # Dev logs whose label and the documented reading overlap: the second kind is accepted beside the label, for
 # the reason given (the collector's label stays as it was scored).
