@@ -43,7 +43,10 @@ _COUNTER = re.compile(r"(?i)\b(?:fail\w*|errors?|invalid)\b[^\n\d]{0,40}?[:=|]\s
 _KEY_VALUE = re.compile(r"\b[\w.-]+=\S+")
 # a Markdown heading, also behind an envelope (a quote, `grep -n`'s `file:6:`, `cat -n`'s number)
 _HEADING = re.compile(r"(?:^|[\s|:>])#{1,6}\s+\S")
-_NEGATED = re.compile(r"(?i)\b(?:no|0|zero|without|never)\s+(?:\w+\s+){0,2}?(?:errors?|fail\w*|failures)\b")
+_NEGATED = re.compile(r"(?i)\b(?:no|0|zero|without|never)\s+(?:\w+\s+){0,2}?(?:errors?|fail\w*|failures)\b|"
+                      # a line that says what it is not (Unsloth: "Not an error, but `device` is not supported in
+                      # vLLM. Skipping.")
+                      r"\bnot an? (?:error|failure|problem)\b")
 # a sentence that says what it did instead is no failure (`[aiter] type hints mismatch, override to --> …`,
 # `… not supported, falling back to …`)
 _RECOVERED = re.compile(r"(?i)\b(?:fall(?:s|ing)? back|override to|overriding|defaulting to|instead)\b")

@@ -31,12 +31,15 @@ BUILD_RULES: tuple[Rule, ...] = (
         Kind.VERSION_MISMATCH,
         r"undefined symbol|Symbol not found: |cannot import name '\w+' from '(?:transformers|torch|vllm|"
         r"huggingface_hub|tokenizers)|Failed to load shared library|"
-        # the tokenizers library reading a tokenizer.json written by a newer version
-        r"did not match any variant of untagged enum ModelWrapper",
+        # the tokenizers library reading a tokenizer.json written by a newer version; or handed a BPE's merges as
+        # pairs, as transformers releases newer than it write them (`PyMerges`)
+        r"did not match any variant of untagged enum ModelWrapper|failed to extract enum field PyMerges::",
         hint=Msg("rule.undefined_symbol"),
         examples=(
             "ImportError: /x/vllm/_C.abi3.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
             "Exception: data did not match any variant of untagged enum ModelWrapper at line 757479 column 3",
+            # 6/model-workbench's troubleshooting notes (nightly transformers beside an older tokenizers)
+            "TypeError: argument 'merges' failed to extract enum field PyMerges::Merges.0,",
         ),
     ),
     rule(
@@ -193,7 +196,10 @@ BUILD_RULES: tuple[Rule, ...] = (
         "model_server_failed_to_start",
         Kind.STARTUP_FAILURE,
         r"Failed to (?:launch|start|load) (?:the )?model(?: server)?\b",
-        role="weak",
+        # an app's or a platform's words for what failed, with the cause after them or above them: a wrapper, so
+        # that a refusal it quotes ('Failed to load model: OpenAI API error (400 Bad Request): {… default chat
+        # template is no longer allowed …}') names the line
+        role="wrapper",
         hint=Msg("rule.model_server_failed_to_start"),
         examples=("kserve ERROR [__main__.py:<module>():254] Failed to start model server: integer division",),
     ),
