@@ -48,8 +48,11 @@ _NEGATED = re.compile(r"(?i)\b(?:no|0|zero|without|never)\s+(?:\w+\s+){0,2}?(?:e
                       # vLLM. Skipping.")
                       r"\bnot an? (?:error|failure|problem)\b")
 # a sentence that says what it did instead is no failure (`[aiter] type hints mismatch, override to --> …`,
-# `… not supported, falling back to …`)
-_RECOVERED = re.compile(r"(?i)\b(?:fall(?:s|ing)? back|override to|overriding|defaulting to|instead)\b")
+# `… not supported, falling back to …`, `… Will ignore error and continue.`, `Ignored error while …`)
+_RECOVERED = re.compile(r"(?i)\b(?:fall(?:s|ing)? back|override to|overriding|defaulting to|instead|"
+                        # huggingface_hub: "Could not cache non-existence of file. Will ignore error and continue.",
+                        # "Ignored error while writing commit hash to …: [Errno 13] Permission denied"
+                        r"ignor(?:e|ing) (?:the |this )?error and continu\w*|^ignored (?:an? )?error\b)")
 # a printed text in Python's quotes is data (an answer `Output: ' … We cannot prevent the future.'`, a prompt):
 # the sentence is what stands outside them. Only long single-quoted spans not opened by an apostrophe: a JSON
 # body's double-quoted message ("invalid x-api-key") and a quoted name ('config.json') are the failure's words

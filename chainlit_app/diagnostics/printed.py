@@ -48,8 +48,11 @@ _ECHOED_OUTPUT = re.compile(
 _PLAIN_LINE_MIN = 12
 _GLUED = re.compile(r"[A-Za-z][\U0001F300-\U0001FAFF]|[\U0001F300-\U0001FAFF][A-Za-z]")
 _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
-# Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
-_NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
+# Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model. So is a notice that
+# ends on the absolute path it names (ModelScope's `Downloading Model to directory: /home/…/Qwen2.5-7B-Instruct`,
+# printed once by each process that loads the model).
+_NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b|"
+                            r":\s+(?:/|[A-Za-z]:\\)[\w.\-/\\]+\s*$", re.I)
 # A communication or kernel library's own line behind its bracketed name ('[Gloo] Rank 0 is connected to 0 peer
 # ranks' once per process group, '[aiter] type hints mismatch' once per tensor-parallel worker): logged, not printed
 # by anyone, and as alike as the groups are. Named one by one: an answer may open with any word in brackets

@@ -61,7 +61,7 @@ def test_a_looping_answer_is_named_with_its_repeated_phrase() -> None:
     (found,) = from_answer(LOOP, "length", 512)
     assert (found.kind, found.source) == ("degenerate_output", "chat")
     assert "'It is a fast and easy library for serving language models on many machines.' 30 times" in found.text
-    assert "distinct-word ratio 0.04" in found.text
+    assert "distinct-word ratio 0.14" in found.text  # per hundred words: 14 distinct words in each
 
 
 def test_the_penalty_remedy_steps_up_to_a_bound() -> None:
