@@ -34,6 +34,7 @@ _END_OF_SEQUENCE_BEFORE = re.compile(r"(?:<\|endoftext\|>|<\|end_of_text\|>|</s>
 _WORDS = re.compile(r"[^\W_\u4e00-\u9fff]+|[\u4e00-\u9fff]", re.UNICODE)
 
 
+REPEAT_NGRAM = 6  # words: longer than a set phrase ('in parallel across multiple GPUs')
 RATIO_WINDOW = 100  # words: long enough for a loop's period, short enough that prose keeps its share
 
 
@@ -51,13 +52,26 @@ def distinct_word_ratio(text: str) -> float:
     return sum(len(set(words[i:i + RATIO_WINDOW])) for i in starts) / (RATIO_WINDOW * len(starts))
 
 
+def repeated_ngram_share(text: str, n: int = REPEAT_NGRAM) -> float:
+    """The share of the text's runs of `n` words that occur in it more than once: a passage said again (a loop whose
+    period is longer than the windows of `distinct_word_ratio`) repeats nearly all of them, prose a few set phrases."""
+    words = [w.lower() for w in _WORDS.findall(text[-MAX_SCAN:])]
+    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    if len(grams) < RATIO_WINDOW:  # too short to tell a passage said twice from set phrases
+        return 0.0
+    counts = Counter(grams)
+    return sum(1 for gram in grams if counts[gram] > 1) / len(grams)
+
+
 def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     """True when the text repeats itself: a short unit over and over, the same lines again and again,
     a long text that compresses to almost nothing, or (for an answer cut at the length limit) one that
     uses few distinct words."""
     sample = text[-MAX_SCAN:]
-    if cut_at_limit and distinct_word_ratio(_CODE_BLOCK.sub(" ", sample)) < 0.5:
-        return True
+    if cut_at_limit:
+        prose = _CODE_BLOCK.sub(" ", sample)
+        if distinct_word_ratio(prose) < 0.5 or repeated_ngram_share(prose) >= 0.5:
+            return True
     if tiny_vocabulary_run(sample.strip().strip("\"'`").split()) or _CJK_UNIT_RUN.search(sample):
         return True
     if sentence_pattern_loop(sample) or passage_repeats_under_markup(sample):

@@ -48,11 +48,12 @@ _ECHOED_OUTPUT = re.compile(
 _PLAIN_LINE_MIN = 12
 _GLUED = re.compile(r"[A-Za-z][\U0001F300-\U0001FAFF]|[\U0001F300-\U0001FAFF][A-Za-z]")
 _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
-# Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model. So is a notice that
-# ends on the absolute path it names (ModelScope's `Downloading Model to directory: /home/…/Qwen2.5-7B-Instruct`,
-# printed once by each process that loads the model).
-_NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b|"
-                            r":\s+(?:/|[A-Za-z]:\\)[\w.\-/\\]+\s*$", re.I)
+# Printed lines that are diagnostics, not an answer: repeated, they are not a loop of the model.
+_NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
+# A notice that ends on the absolute path it names (ModelScope's `Downloading Model to directory: /home/…/Qwen2.5-7B-
+# Instruct`), printed once by each process that loads the model, between those processes' log records: not counted
+# where it stands alone; an answer that says such a line again and again prints it line after line, and is.
+_PATH_NOTICE = re.compile(r":\s+(?:/|[A-Za-z]:\\)[\w.\-/\\]+\s*$")
 # A communication or kernel library's own line behind its bracketed name ('[Gloo] Rank 0 is connected to 0 peer
 # ranks' once per process group, '[aiter] type hints mismatch' once per tensor-parallel worker): logged, not printed
 # by anyone, and as alike as the groups are. Named one by one: an answer may open with any word in brackets
@@ -83,13 +84,20 @@ class PrintedCycle:
     def __init__(self) -> None:
         self._lines: deque[str] = deque(maxlen=3 * self.MAX_PERIOD)
         self._last = 0
+        self._run = 0  # printed lines in a row, up to the last one
+
+    def follows_a_print(self, lineno: int) -> bool:
+        """Whether the line just added (at `lineno`) came right after another printed line."""
+        return self._last == lineno and self._run > 1
 
     def add(self, key: str, lineno: int, previous: int) -> bool:
         """Record one printed line (`previous`: the log's last non-blank line before it); True when the latest
         lines are a block of 3+ lines printed twice in a row, or of 2 lines printed three times."""
         if previous != self._last:
             self._lines.clear()  # another line came between: these are not one printout
+            self._run = 0
         self._last = lineno
+        self._run += 1
         self._lines.append(key)
         lines = list(self._lines)
         for period in range(2, self.MAX_PERIOD + 1):
@@ -218,6 +226,8 @@ class PrintedOutput(ClassifierPart):
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, WORD_SALAD, "weak")]
         if inventory or logged:
             return []  # one field of a printed inventory (a line per GPU): not an answer repeating itself
+        if _PATH_NOTICE.search(key) and not self._cycle.follows_a_print(lineno):
+            return []
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
             self._loop_reported = True

@@ -52,7 +52,7 @@ class Rule:
     levels: tuple[str, ...] = ()  # ERROR, WARNING, ...
     check: Callable[[str], bool] | None = None  # what a pattern cannot say (figures compared), on the message
     # A warning that something will not work, which a server that then served disproves (torchao skipping
-    # its C++ extensions): it names a cause only in a log that never shows the server serving (`whole_log.py`)
+    # its C++ extensions): it names a cause only where the server never served or something else failed (`whole_log.py`)
     disproved_by_serving: bool = False
 
     @property

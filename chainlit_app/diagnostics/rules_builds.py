@@ -195,11 +195,11 @@ BUILD_RULES: tuple[Rule, ...] = (
     rule(
         "model_server_failed_to_start",
         Kind.STARTUP_FAILURE,
-        r"Failed to (?:launch|start|load) (?:the )?model(?: server)?\b",
-        # an app's or a platform's words for what failed, with the cause after them or above them: a wrapper, so
-        # that a refusal it quotes ('Failed to load model: OpenAI API error (400 Bad Request): {… default chat
-        # template is no longer allowed …}') names the line
-        role="wrapper",
+        # an app's or a platform's words for what failed; not where they quote the server's error body ('Failed to
+        # load model: OpenAI API error (400 Bad Request): {"error":{"message":"… default chat template is no longer
+        # allowed …"}}'): the body's words name that line
+        r"Failed to (?:launch|start|load) (?:the )?model(?: server)?\b(?!.*\{\\?\"error\\?\")",
+        role="weak",
         hint=Msg("rule.model_server_failed_to_start"),
         examples=("kserve ERROR [__main__.py:<module>():254] Failed to start model server: integer division",),
     ),

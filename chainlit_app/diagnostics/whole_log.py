@@ -131,8 +131,6 @@ def _classify(numbered: Iterable[tuple[int, str, bool]], secrets: tuple[str, ...
             sentences.feed(text, lineno)
     if devices.not_cuda:  # no vllm._C is how a CPU, Neuron, TPU or plugin build is made (`optional_extension.py`)
         collector.findings[:] = without_absent_extension(collector.findings)
-    if classifier.served:  # a warning that the start would not work, and the server went on to serve
-        collector.findings[:] = [f for f in collector.findings if f.rule not in DISPROVED_BY_SERVING]
     return _ended(classifier, collector, (start, sentences) if excerpt else None, read[0], secrets, sse, fields)
 
 
@@ -149,6 +147,10 @@ def _ended(classifier: LineClassifier, collector: Collector,
         collector.add(fields.found)
     for finding in classifier.finish():
         collector.add(finding)
+    # a warning that the start would not work, and the server went on to serve with nothing else failing; a failure
+    # that follows (a torchao op missing its kernel) keeps the warning as what explains it
+    if classifier.served and all(f.rule in DISPROVED_BY_SERVING for f in collector.findings):
+        collector.findings.clear()
     if excerpt is not None and not collector.findings:
         start, sentences = excerpt
         last = start.finding(classifier.ready, secrets) or sentences.finding(classifier.ready, secrets)

@@ -95,3 +95,30 @@ def test_a_request_line_folded_at_a_width_stays_one_line() -> None:
     failed = [*folded, "ERROR 06-02 14:50:00 [core.py:700] RuntimeError: CUDA error: an illegal memory access was "
               "encountered"]
     assert classify_lines(failed).kind != "healthy"
+
+
+def _request(n: int) -> str:
+    return (f"INFO 01-01 00:00:0{n} [logger.py:39] Received request chatcmpl-{n:032x}: prompt: '<|im_start|>user\\n"
+            "Hello there<|im_end|>\\n', params: SamplingParams(n=1, temperature=0.7, max_tokens=64), prompt_token_ids: "
+            "None, lora_request: None.")
+
+
+def test_a_failure_right_after_a_request_line_of_the_width_is_read() -> None:
+    # found by the session's review: two request lines of one length are the log's longest, and so its "width"
+    served = ["INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.6.3", _request(1),
+              'INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK', _request(2)]
+    assert classify_lines([*served, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."]).kind \
+        == "out_of_memory"
+    assert classify_lines([*served, "[rank0]: RuntimeError: NCCL error in: /x/ProcessGroupNCCL.cpp:1, unhandled cuda "
+                                    "error"]).kind == "engine_error"
+
+
+def test_torchaos_note_explains_a_torchao_failure_after_the_server_served() -> None:
+    lines = [SERVED[0], "(APIServer pid=1) INFO 03-02 07:08:39 [api_server.py:1977] vLLM API server version 0.9.0",
+             "(APIServer pid=1) INFO:     Application startup complete.",
+             "ERROR 03-02 07:09:00 [core.py:700] EngineCore encountered a fatal error.",
+             "Traceback (most recent call last):",
+             '  File "/x/torchao/quantization/utils.py", line 90, in dequantize',
+             "NotImplementedError: Could not run 'torchao::dequantize_tensor_core_tiled_layout' with arguments from "
+             "the 'CUDA' backend."]
+    assert classify_lines(lines).kind == "version_mismatch"

@@ -42,3 +42,10 @@ def test_merges_as_pairs_for_an_older_tokenizers_is_a_version_mismatch() -> None
     lines = ["TypeError: argument 'merges' failed to extract enum field PyMerges::Merges.0,",
              "caused by TypeError 'list' object cannot be converted to PyString"]
     assert classify_lines(lines).kind == "version_mismatch"
+
+
+def test_the_apps_words_before_a_consequence_still_name_the_start() -> None:
+    # found by the session's review: a 502 after the model failed to load is its consequence
+    assert classify_lines(["2024-05-01 10:00:00 ERROR [app.py:12] Failed to load model: Qwen/Qwen2.5-7B-Instruct",
+                           "2024-05-01 10:00:01 ERROR [app.py:40] Request failed with status code 502"]).kind \
+        == "startup_failure"

@@ -91,3 +91,22 @@ def test_a_sentence_that_ignored_its_error_is_no_failure() -> None:
     assert classify_lines(lines).kind == "healthy"
     stopped = "Could not write the model cache: [Errno 13] Permission denied: '/flare/hub/refs/main'"
     assert classify_lines([stopped]).kind != "healthy"
+
+
+PASSAGE = ("To deploy the service you first build the container image with the provided Dockerfile, then push it to "
+           "your registry, configure the Kubernetes manifest with the correct image tag and resource limits, apply the "
+           "manifest with kubectl, watch the rollout status until every replica reports ready, and finally expose the "
+           "deployment through an ingress controller so that external clients can reach the inference endpoint over "
+           "HTTPS. ")
+
+
+def test_a_passage_said_again_to_the_limit_is_a_loop() -> None:
+    # found by the session's review: a 66-word passage said over and over is no loop within 100-word windows
+    text = (PASSAGE * 3)[:int(len(PASSAGE) * 2.2)]
+    assert distinct_word_ratio(text) > 0.5
+    assert classify_lines([_body(text)]).kind == "degenerate_output"
+
+
+def test_an_answer_saying_a_path_line_again_and_again_still_loops() -> None:
+    line = "The model weights are stored in the directory: /models/Qwen2.5-7B-Instruct"
+    assert classify_lines(["Generated text:", *[line] * 12]).kind == "degenerate_output"
