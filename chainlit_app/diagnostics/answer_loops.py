@@ -53,13 +53,17 @@ def distinct_word_ratio(text: str) -> float:
 
 
 def repeated_ngram_share(text: str, n: int = REPEAT_NGRAM) -> float:
-    """The share of the text's runs of `n` words that occur in it more than once: a passage said again (a loop whose
-    period is longer than the windows of `distinct_word_ratio`) repeats nearly all of them, prose a few set phrases."""
+    """The share of the text's runs of `n` words that occur in it more than once, for a text that was still saying a
+    passage a third time where it was cut: a loop whose period is longer than the windows of `distinct_word_ratio`
+    repeats nearly all of them, prose a few set phrases. A passage quoted once and then given again (an original and
+    its corrected copy) has no third time, and gives 0."""
     words = [w.lower() for w in _WORDS.findall(text[-MAX_SCAN:])]
     grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
-    if len(grams) < RATIO_WINDOW:  # too short to tell a passage said twice from set phrases
+    if len(grams) < RATIO_WINDOW:  # too short to tell a passage said again from set phrases
         return 0.0
     counts = Counter(grams)
+    if counts[grams[-2]] < 3:  # the last whole run (the last word may be cut): the loop must reach the cut
+        return 0.0
     return sum(1 for gram in grams if counts[gram] > 1) / len(grams)
 
 

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from itertools import chain, islice, pairwise
 
 from chainlit_app.diagnostics.lineformat import EXCEPTION_CLASS, ParsedLine, parse_line
+from chainlit_app.diagnostics.request_line_fold import RequestLineFold
 
 WRAP_WINDOW = 256
 MIN_CUT_WIDTH = 60  # narrower "widths" are short lines that happen to be equal, not a terminal's
@@ -40,8 +41,6 @@ MAX_JOINED_CHARS = 64 * 1024
 _BORDERS = frozenset("|+│┃┆╎║-=─━*#")
 _SAME_START = 6  # characters two lines of one template share at least
 _LINE_NUMBER = re.compile(r"\s*\d{1,7}[:\t-]")
-_PROMPT_OPENS = re.compile(r"Received request \S+: prompt: (['\"])")
-_REPR_BODY = {quote: re.compile(rf"(?:[^{quote}\\]|\\.)*", re.S) for quote in "'\""}  # up to its closing quote
 _TEMPLATE_START = 16  # characters of their message
 
 Numbered = tuple[int, str, bool]
@@ -59,46 +58,21 @@ def unwrapped(numbered: Iterable[Numbered]) -> Iterator[Numbered]:
     whole = _whole_at_width(texts, width)
     held: Numbered | None = None
     last = ""
+    request = RequestLineFold()
     for item in chain(window, lines):
         _, text, replaced = item
         bare = _bare(text)
-        if held is not None and (_is_cut(last, bare, width, whole) or _in_request_line(held[1], last, bare, width)) \
-                and len(held[1]) < MAX_JOINED_CHARS:
+        if held is not None and len(held[1]) < MAX_JOINED_CHARS \
+                and (_is_cut(last, bare, width, whole) or request.inside(_bare(held[1]), last, bare, width)):
             held = (held[0], _bare(held[1]) + text, held[2] or replaced)
         else:
             if held is not None:
                 yield held
             held = item
+            request.reset()
         last = bare
     if held is not None:
         yield held
-
-
-def _in_request_line(held: str, last: str, following: str, width: int) -> bool:
-    """Whether a piece of the width ended inside vLLM's request line (`Received request …: prompt: '…', params:
-    SamplingParams(…), …`): a prompt's text may start a piece with anything (an indented manual page, `string |
-    file]`) and so may its sampling parameters (`[], include_stop_str_in_output=False`). Inside the prompt's quote
-    only the quote's end closes it; inside the parameters' parentheses, a piece that opens with a level or an
-    exception's class is the next record; after them, the usual reading of a cut decides."""
-    if len(last) != width or "Received request " not in held:
-        return False
-    opened = _PROMPT_OPENS.search(held)
-    if opened is None:
-        return False
-    closed = _quote_end(held, opened.end(), opened.group(1))
-    if closed < 0:
-        return True
-    params = held.find("SamplingParams(", closed)
-    if params < 0 or held.count("(", params) <= held.count(")", params):
-        return False
-    return not parse_line(following).level and _EXCEPTION_START.match(following) is None
-
-
-def _quote_end(text: str, start: int, quote: str) -> int:
-    """The index of the quote that closes a Python repr string whose text begins at `start`, or -1 while it is open
-    (a backslash escapes the character after it, itself included)."""
-    body = _REPR_BODY[quote].match(text, start)
-    return body.end() if body is not None and body.end() < len(text) else -1
 
 
 def _bare(text: str) -> str:

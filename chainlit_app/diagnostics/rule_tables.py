@@ -47,5 +47,6 @@ RULES: tuple[Rule, ...] = (STARTUP_RULES + RELAYED_RULES + TRACE_RULES + CALLER_
                           + BODY_TYPE_RULES + GATEWAY_RULES + SHAPE_RULES + FIGURE_RULES + REFUSAL_RULES + SERVER_RULES
                           + WRAPPER_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
-# Rules whose warning a server that became ready disproves (`Rule.disproved_by_serving`)
-DISPROVED_BY_SERVING: frozenset[str] = frozenset(r.id for r in RULES if r.disproved_by_serving)
+# Rules whose warning a server that served disproves, and the word of a later failure the warning explains
+# (`Rule.disproved_by_serving`)
+DISPROVED_BY_SERVING: dict[str, str] = {r.id: r.disproved_by_serving for r in RULES if r.disproved_by_serving}

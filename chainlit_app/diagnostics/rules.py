@@ -51,9 +51,9 @@ class Rule:
     raised_in: tuple[str, ...] = ()  # path fragments of the innermost vLLM/transformers frame
     levels: tuple[str, ...] = ()  # ERROR, WARNING, ...
     check: Callable[[str], bool] | None = None  # what a pattern cannot say (figures compared), on the message
-    # A warning that something will not work, which a server that then served disproves (torchao skipping
-    # its C++ extensions): it names a cause only where the server never served or something else failed (`whole_log.py`)
-    disproved_by_serving: bool = False
+    # A warning that something will not work, which a server that then served disproves unless a later failure
+    # names this word (torchao skipping its C++ extensions: "torchao"); empty for every other rule (`whole_log.py`)
+    disproved_by_serving: str = ""
 
     @property
     def specificity(self) -> int:
@@ -79,6 +79,7 @@ class Context:
 
 
 _SPECIAL = set("()[]{}.^$*+?|")
+_QUOTED_BODY = re.compile(r'\{\\?"error\\?":')  # an error body relayed in a message, maybe escaped in a string
 
 
 def _class_end(regex: str, i: int) -> int:
@@ -186,7 +187,7 @@ def rule(
     raised_in: tuple[str, ...] = (),
     levels: tuple[str, ...] = (),
     check: Callable[[str], bool] | None = None,
-    disproved_by_serving: bool = False,
+    disproved_by_serving: str = "",
 ) -> Rule:
     """Build a rule; the needles for the pre-filter are derived from the pattern."""
     flags = 0 if case else re.IGNORECASE
@@ -231,8 +232,18 @@ def _rank(candidate: Rule) -> tuple[bool, int]:
 def most_specific(rules: tuple[Rule, ...], message: str, context: Context) -> Rule | None:
     """The matching rule with the most conditions; the earlier one in `rules` on a tie. A wrapper ranks below
     every decisive rule: a wrapper line that quotes its cause ('Exception in worker ... while processing method
-    determine_num_available_blocks: CUDA out of memory') is named by the cause. A rule's regex only runs when
-    one of its needles occurs in the line."""
+    determine_num_available_blocks: CUDA out of memory') is named by the cause. A symptom that quotes a server's
+    error body ('Failed to load model: … {"error":{"message":"… default chat template is no longer allowed"}}')
+    yields to a decisive rule on the body. A rule's regex only runs when one of its needles occurs in the line."""
+    best = _most_specific(rules, message, context)
+    if best is not None and best.role == "weak" and (body := _QUOTED_BODY.search(message)) is not None:
+        inner = _most_specific(rules, message[body.start():], context)  # what the server said, relayed
+        if inner is not None and inner.role == "decisive":
+            return inner
+    return best
+
+
+def _most_specific(rules: tuple[Rule, ...], message: str, context: Context) -> Rule | None:
     low = message.lower()
     best: Rule | None = None
     for candidate in rules:

@@ -195,10 +195,10 @@ BUILD_RULES: tuple[Rule, ...] = (
     rule(
         "model_server_failed_to_start",
         Kind.STARTUP_FAILURE,
-        # an app's or a platform's words for what failed; not where they quote the server's error body ('Failed to
-        # load model: OpenAI API error (400 Bad Request): {"error":{"message":"… default chat template is no longer
-        # allowed …"}}'): the body's words name that line
-        r"Failed to (?:launch|start|load) (?:the )?model(?: server)?\b(?!.*\{\\?\"error\\?\")",
+        # an app's or a platform's words for what failed: a symptom, which yields to a decisive rule on the error
+        # body it quotes ('Failed to load model: OpenAI API error (400 Bad Request): {"error":{"message":"… default
+        # chat template is no longer allowed …"}}', `rules.most_specific`)
+        r"Failed to (?:launch|start|load) (?:the )?model(?: server)?\b",
         role="weak",
         hint=Msg("rule.model_server_failed_to_start"),
         examples=("kserve ERROR [__main__.py:<module>():254] Failed to start model server: integer division",),

@@ -99,7 +99,7 @@ QUIET_SIGN_RULES: tuple[Rule, ...] = (
         r"\bSkipping import of cpp extensions due to incompatible torch version\b|"
         r"\bPlease upgrade to torch >= ?\d[\w.]* \(found \d",
         hint=Msg("rule.cpp_extensions_need_newer_torch"),
-        disproved_by_serving=True,
+        disproved_by_serving="torchao",
         examples=(
             "Skipping import of cpp extensions due to incompatible torch version. Please upgrade to torch >= 2.11.0 "
             "(found 2.10.0+cu128).",  # unsloth #4851

@@ -147,16 +147,27 @@ def _ended(classifier: LineClassifier, collector: Collector,
         collector.add(fields.found)
     for finding in classifier.finish():
         collector.add(finding)
-    # a warning that the start would not work, and the server went on to serve with nothing else failing; a failure
-    # that follows (a torchao op missing its kernel) keeps the warning as what explains it
-    if classifier.served and all(f.rule in DISPROVED_BY_SERVING for f in collector.findings):
-        collector.findings.clear()
+    if classifier.served:
+        collector.findings[:] = _without_disproved(collector.findings)
     if excerpt is not None and not collector.findings:
         start, sentences = excerpt
         last = start.finding(classifier.ready, secrets) or sentences.finding(classifier.ready, secrets)
         if last is not None:
             collector.add(last)
     return collector.report(count)
+
+
+def _without_disproved(findings: list[Finding]) -> list[Finding]:
+    """The findings less the warnings a server that served disproves (`Rule.disproved_by_serving`), unless a later
+    failure names what the warning was about (torchao's op without its kernel, after torchao's note that it skipped
+    its C++ extensions): the warning then explains it. Any other failure is read as it would be without the warning."""
+    disproved = [f for f in findings if f.rule in DISPROVED_BY_SERVING]
+    if not disproved:
+        return findings
+    others = [f for f in findings if f.rule not in DISPROVED_BY_SERVING]
+    if any(DISPROVED_BY_SERVING[f.rule] in other.text for f in disproved for other in others):
+        return findings
+    return others
 
 
 def classify_file(path: str | PathLike[str], secrets: Iterable[str] = ()) -> Report:

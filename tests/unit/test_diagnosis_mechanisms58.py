@@ -122,3 +122,21 @@ def test_torchaos_note_explains_a_torchao_failure_after_the_server_served() -> N
              "NotImplementedError: Could not run 'torchao::dequantize_tensor_core_tiled_layout' with arguments from "
              "the 'CUDA' backend."]
     assert classify_lines(lines).kind == "version_mismatch"
+
+
+def test_torchaos_note_does_not_take_over_a_later_failure() -> None:
+    # found by the second review: kept whenever anything else was found, the note outranked an out-of-memory error
+    lines = [SERVED[0], "(APIServer pid=1) INFO:     Application startup complete.",
+             '(APIServer pid=1) INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+             "ERROR 03-02 07:09:00 [core.py:700] EngineCore encountered a fatal error.",
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."]
+    assert classify_lines(lines).kind == "out_of_memory"
+
+
+def test_brackets_inside_a_quoted_parameter_do_not_hold_the_line_open() -> None:
+    # found by the second review: `stop=['(']` counted as an open parenthesis
+    served = [line.replace("SamplingParams(n=1,", "SamplingParams(n=1, stop=['('],") for line in
+              ("INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.6.3", _request(1),
+               'INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK', _request(2))]
+    assert classify_lines([*served, "[rank0]: RuntimeError: NCCL error in: /x/ProcessGroupNCCL.cpp:1, unhandled cuda "
+                                    "error"]).kind == "engine_error"

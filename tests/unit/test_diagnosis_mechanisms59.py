@@ -49,3 +49,10 @@ def test_the_apps_words_before_a_consequence_still_name_the_start() -> None:
     assert classify_lines(["2024-05-01 10:00:00 ERROR [app.py:12] Failed to load model: Qwen/Qwen2.5-7B-Instruct",
                            "2024-05-01 10:00:01 ERROR [app.py:40] Request failed with status code 502"]).kind \
         == "startup_failure"
+
+
+def test_the_apps_words_quoting_a_body_no_rule_names_still_name_the_start() -> None:
+    # found by the second review: a lookahead that dropped the rule left these lines unread
+    assert classify_lines(['ERROR:root:Failed to load model: {"error":"exit status 1"}']).kind == "startup_failure"
+    assert classify_lines(['2025-01-01 10:00:00 ERROR Failed to start model server: {"error": "no such file"}']).kind \
+        == "startup_failure"

@@ -110,3 +110,18 @@ def test_a_passage_said_again_to_the_limit_is_a_loop() -> None:
 def test_an_answer_saying_a_path_line_again_and_again_still_loops() -> None:
     line = "The model weights are stored in the directory: /models/Qwen2.5-7B-Instruct"
     assert classify_lines(["Generated text:", *[line] * 12]).kind == "degenerate_output"
+
+
+ORIGINAL = ("The committee reviewed the annual budget proposal and noted several discrepancies in the allocation of "
+            "funds for infrastructure projects. Members expressed concern that the maintenance backlog for bridges and "
+            "roads had grown significantly over the past three years, while spending on new construction continued to "
+            "rise. The treasurer explained that federal grants were tied to new projects, which limited flexibility. "
+            "After a lengthy discussion, the committee agreed to request a detailed breakdown of deferred maintenance "
+            "costs and to revisit the proposal at the next meeting.")
+
+
+def test_a_passage_and_its_corrected_copy_cut_at_the_limit_is_no_loop() -> None:
+    # found by the second review: an original and its corrected copy repeat most six-word runs, but only twice
+    corrected = ORIGINAL.replace("three years", "three fiscal years").replace("lengthy", "long")
+    assert classify_lines([_body(f"Original:\n{ORIGINAL}\n\nCorrected:\n{corrected[:int(len(corrected) * 0.8)]}")]
+                          ).kind == "healthy"
