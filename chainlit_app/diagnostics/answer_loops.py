@@ -54,7 +54,7 @@ def distinct_word_ratio(text: str) -> float:
 
 def repeated_ngram_share(text: str, n: int = REPEAT_NGRAM) -> float:
     """The share of the text's runs of `n` words that occur in it more than once, for a text that was still saying a
-    passage a third time where it was cut: a loop whose period is longer than the windows of `distinct_word_ratio`
+    passage a third time near where it was cut: a loop whose period is longer than the windows of `distinct_word_ratio`
     repeats nearly all of them, prose a few set phrases. A passage quoted once and then given again (an original and
     its corrected copy) has no third time, and gives 0."""
     words = [w.lower() for w in _WORDS.findall(text[-MAX_SCAN:])]
@@ -62,7 +62,9 @@ def repeated_ngram_share(text: str, n: int = REPEAT_NGRAM) -> float:
     if len(grams) < RATIO_WINDOW:  # too short to tell a passage said again from set phrases
         return 0.0
     counts = Counter(grams)
-    if counts[grams[-2]] < 3:  # the last whole run (the last word may be cut): the loop must reach the cut
+    # the loop must reach the cut: one of the last runs (the very last may hold a cut word; a counter the passage
+    # carries, 'Attempt 4:', makes a few runs unique) was said a third time
+    if max(counts[gram] for gram in grams[-2 * n:-1]) < 3:
         return 0.0
     return sum(1 for gram in grams if counts[gram] > 1) / len(grams)
 

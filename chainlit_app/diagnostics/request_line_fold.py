@@ -7,8 +7,8 @@ the prompt's quote only the quote's end closes the line; inside the parameters' 
 quoted values), a piece that opens with a level or an exception's class is the next record; after them the usual
 tests decide, so a failure printed right after a request line is read (the session's review found one read healthy).
 
-Cost: each piece of the prompt is scanned once for the quote's end (a 60,000-character prompt in 750 pieces is one
-pass, not 750), the parameters (a few hundred characters) once a piece.
+Cost: each piece is read once, for the prompt's quote or the parameters' brackets (a 60,000-character prompt in 750
+pieces is one pass, not 750).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ _REQUEST = "Received request "
 _PROMPT_OPENS = re.compile(r"Received request \S+: prompt: (['\"])")
 # a repr string's text up to its closing quote: a backslash escapes the character after it, itself included
 _REPR_BODY = {quote: re.compile(rf"(?:[^{quote}\\]|\\.)*", re.S) for quote in "'\""}
-_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", re.S)
 _EXCEPTION_START = re.compile(EXCEPTION_CLASS + ": ")
 _PARAMS = "SamplingParams("
 
@@ -36,6 +35,10 @@ class RequestLineFold:
         self._quote = ""  # the prompt's quote, once its opening was seen
         self._scan = 0  # where the search for the quote's end goes on
         self._closed = -1  # where the quote closed
+        self._params = -1  # where the sampling parameters open, once seen
+        self._pscan = 0  # how far they were read
+        self._depth = 0  # their parentheses still open
+        self._pquote = ""  # the quote of a value in them still open
 
     def inside(self, held: str, last: str, following: str, width: int) -> bool:
         """Whether the piece `last` (of the width) ended inside the request line `held` and `following` goes on."""
@@ -57,8 +60,29 @@ class RequestLineFold:
             and _EXCEPTION_START.match(following) is None
 
     def _in_params(self, held: str) -> bool:
-        start = held.find(_PARAMS, self._closed)
-        if start < 0:
-            return False
-        rest = _QUOTED.sub("", held[start:])
-        return "'" in rest or '"' in rest or rest.count("(") > rest.count(")")  # a quoted value still open
+        """Whether the parameters' parentheses (or a quoted value in them) are still open; the new text only."""
+        if self._params < 0:
+            self._params = held.find(_PARAMS, self._closed)
+            if self._params < 0:
+                return False
+            self._pscan, self._depth, self._pquote = self._params, 0, ""
+        index = self._pscan
+        while index < len(held):
+            char = held[index]
+            if self._pquote:
+                if char == "\\":
+                    if index + 1 >= len(held):
+                        break  # the escaped character is in the next piece
+                    index += 2
+                    continue
+                if char == self._pquote:
+                    self._pquote = ""
+            elif char in "'\"":
+                self._pquote = char
+            elif char == "(":
+                self._depth += 1
+            elif char == ")":
+                self._depth -= 1
+            index += 1
+        self._pscan = index
+        return bool(self._pquote) or self._depth > 0

@@ -234,11 +234,12 @@ def most_specific(rules: tuple[Rule, ...], message: str, context: Context) -> Ru
     every decisive rule: a wrapper line that quotes its cause ('Exception in worker ... while processing method
     determine_num_available_blocks: CUDA out of memory') is named by the cause. A symptom that quotes a server's
     error body ('Failed to load model: … {"error":{"message":"… default chat template is no longer allowed"}}')
-    yields to a decisive rule on the body. A rule's regex only runs when one of its needles occurs in the line."""
+    yields to any rule but a wrapper on the body. A rule's regex only runs when one of its needles occurs in the
+    line."""
     best = _most_specific(rules, message, context)
     if best is not None and best.role == "weak" and (body := _QUOTED_BODY.search(message)) is not None:
         inner = _most_specific(rules, message[body.start():], context)  # what the server said, relayed
-        if inner is not None and inner.role == "decisive":
+        if inner is not None and inner.role != "wrapper":
             return inner
     return best
 

@@ -165,7 +165,8 @@ def _without_disproved(findings: list[Finding]) -> list[Finding]:
     if not disproved:
         return findings
     others = [f for f in findings if f.rule not in DISPROVED_BY_SERVING]
-    if any(DISPROVED_BY_SERVING[f.rule] in other.text for f in disproved for other in others):
+    if any(DISPROVED_BY_SERVING[f.rule] in other.text.lower() and other.line > f.line
+           for f in disproved for other in others):
         return findings
     return others
 

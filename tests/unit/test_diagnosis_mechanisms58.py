@@ -140,3 +140,11 @@ def test_brackets_inside_a_quoted_parameter_do_not_hold_the_line_open() -> None:
                'INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK', _request(2))]
     assert classify_lines([*served, "[rank0]: RuntimeError: NCCL error in: /x/ProcessGroupNCCL.cpp:1, unhandled cuda "
                                     "error"]).kind == "engine_error"
+
+
+def test_torchaos_note_explains_a_later_failure_in_any_case() -> None:
+    # found by the third review: "TorchAO" in the failure's words did not keep the note
+    lines = [SERVED[0], "(APIServer pid=1) INFO:     Application startup complete.",
+             "ERROR 03-02 07:09:00 [core.py:700] EngineCore encountered a fatal error.",
+             "RuntimeError: TorchAO kernel int4_mm is not available for this build"]
+    assert classify_lines(lines).kind == "version_mismatch"

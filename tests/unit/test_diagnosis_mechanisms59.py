@@ -56,3 +56,9 @@ def test_the_apps_words_quoting_a_body_no_rule_names_still_name_the_start() -> N
     assert classify_lines(['ERROR:root:Failed to load model: {"error":"exit status 1"}']).kind == "startup_failure"
     assert classify_lines(['2025-01-01 10:00:00 ERROR Failed to start model server: {"error": "no such file"}']).kind \
         == "startup_failure"
+
+
+def test_a_symptom_on_the_quoted_body_names_the_line() -> None:
+    # found by the third review: a weak rule on the body (a reset connection) tied with the app's words and lost
+    assert classify_lines(['ERROR 2025-01-01 10:00:00 app.py:12] Failed to load model: {"error":{"message":"Connection '
+                           'reset by peer"}}']).kind == "connection"

@@ -125,3 +125,10 @@ def test_a_passage_and_its_corrected_copy_cut_at_the_limit_is_no_loop() -> None:
     corrected = ORIGINAL.replace("three years", "three fiscal years").replace("lengthy", "long")
     assert classify_lines([_body(f"Original:\n{ORIGINAL}\n\nCorrected:\n{corrected[:int(len(corrected) * 0.8)]}")]
                           ).kind == "healthy"
+
+
+def test_a_passage_with_a_counter_said_again_is_a_loop_wherever_it_is_cut() -> None:
+    # found by the third review: cut just after "Attempt 4:", the last run was unique and the loop read healthy
+    full = "".join(f"Attempt {n}: {PASSAGE}" for n in range(1, 6))
+    for tail in ("Attempt 4: To deploy the", "Attempt 4: To deploy the service you"):
+        assert classify_lines([_body(full[:full.index(tail) + len(tail)])]).kind == "degenerate_output"
