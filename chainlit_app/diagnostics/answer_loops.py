@@ -38,12 +38,20 @@ REPEAT_NGRAM = 6  # words: longer than a set phrase ('in parallel across multipl
 RATIO_WINDOW = 100  # words: long enough for a loop's period, short enough that prose keeps its share
 
 
+def _words(text: str) -> list[str]:
+    """The words (CJK: characters) of a text's last `MAX_SCAN` characters, lower-cased."""
+    return [w.lower() for w in _WORDS.findall(text[-MAX_SCAN:])]
+
+
 def distinct_word_ratio(text: str) -> float:
     """Distinct words (CJK: characters) over all words, averaged over windows of `RATIO_WINDOW` words; 1.0 for
     texts too short to tell. Measured on the whole text, the share falls with length in any prose (a 340-word
     English answer about tensor parallelism, cut at its 400 tokens, has 0.47): within a window it stays high for
     prose and low for a loop, whatever the length."""
-    words = [w.lower() for w in _WORDS.findall(text[-MAX_SCAN:])]
+    return _windowed_ratio(_words(text))
+
+
+def _windowed_ratio(words: list[str]) -> float:
     if len(words) < 20:
         return 1.0
     if len(words) <= RATIO_WINDOW:
@@ -52,12 +60,11 @@ def distinct_word_ratio(text: str) -> float:
     return sum(len(set(words[i:i + RATIO_WINDOW])) for i in starts) / (RATIO_WINDOW * len(starts))
 
 
-def repeated_ngram_share(text: str, n: int = REPEAT_NGRAM) -> float:
-    """The share of the text's runs of `n` words that occur in it more than once, for a text that was still saying a
-    passage a third time near where it was cut: a loop whose period is longer than the windows of `distinct_word_ratio`
+def _repeated_share(words: list[str], n: int = REPEAT_NGRAM) -> float:
+    """The share of the runs of `n` words that occur more than once, for words that were still saying a passage a
+    third time near where they were cut: a loop whose period is longer than the windows of `distinct_word_ratio`
     repeats nearly all of them, prose a few set phrases. A passage quoted once and then given again (an original and
     its corrected copy) has no third time, and gives 0."""
-    words = [w.lower() for w in _WORDS.findall(text[-MAX_SCAN:])]
     grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
     if len(grams) < RATIO_WINDOW:  # too short to tell a passage said again from set phrases
         return 0.0
@@ -75,8 +82,8 @@ def is_looping(text: str, cut_at_limit: bool = False) -> bool:
     uses few distinct words."""
     sample = text[-MAX_SCAN:]
     if cut_at_limit:
-        prose = _CODE_BLOCK.sub(" ", sample)
-        if distinct_word_ratio(prose) < 0.5 or repeated_ngram_share(prose) >= 0.5:
+        words = _words(_CODE_BLOCK.sub(" ", sample))
+        if _windowed_ratio(words) < 0.5 or _repeated_share(words) >= 0.5:
             return True
     if tiny_vocabulary_run(sample.strip().strip("\"'`").split()) or _CJK_UNIT_RUN.search(sample):
         return True

@@ -28,15 +28,12 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice, pairwise
 
-from chainlit_app.diagnostics.lineformat import EXCEPTION_CLASS, ParsedLine, parse_line
+from chainlit_app.diagnostics.lineformat import EXCEPTION_START, ParsedLine, parse_line
 from chainlit_app.diagnostics.request_line_fold import RequestLineFold
 
 WRAP_WINDOW = 256
 MIN_CUT_WIDTH = 60  # narrower "widths" are short lines that happen to be equal, not a terminal's
 MIN_CUT_LINES = 2
-# A line opening with an exception's class and its colon ('ModuleNotFoundError: No module named …'): a cut that
-# falls just before the class is far less likely than a line that is the exception's own
-_EXCEPTION_START = re.compile(EXCEPTION_CLASS + ": ")
 MAX_JOINED_CHARS = 64 * 1024
 _BORDERS = frozenset("|+│┃┆╎║-=─━*#")
 _SAME_START = 6  # characters two lines of one template share at least
@@ -62,9 +59,10 @@ def unwrapped(numbered: Iterable[Numbered]) -> Iterator[Numbered]:
     for item in chain(window, lines):
         _, text, replaced = item
         bare = _bare(text)
-        if held is not None and len(held[1]) < MAX_JOINED_CHARS \
-                and (_is_cut(last, bare, width, whole) or request.inside(_bare(held[1]), last, bare, width)):
-            held = (held[0], _bare(held[1]) + text, held[2] or replaced)
+        so_far = _bare(held[1]) if held is not None else ""
+        if held is not None and len(so_far) < MAX_JOINED_CHARS \
+                and (_is_cut(last, bare, width, whole) or request.inside(so_far, last, bare, width)):
+            held = (held[0], so_far + text, held[2] or replaced)
         else:
             if held is not None:
                 yield held
@@ -131,4 +129,4 @@ def _starts_as_a_line(text: str) -> bool:
     # anything taken off as a prefix (a time, a process tag, a level, grep's or cat's line number, a quote's `>`),
     # or an exception's class opening the line: two lines of one length ending on one, each a record of its own
     return parsed.message != text or bool(parsed.level) or text.startswith(("Traceback", "  File ")) \
-        or _EXCEPTION_START.match(text) is not None
+        or EXCEPTION_START.match(text) is not None

@@ -22,6 +22,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\^\[\[[0-9;]*m|\r|"
 # `SystemExit`, `KeyboardInterrupt`): the unwrapper, a warning's message and the harmless list all ask whether a
 # line is an exception's own, and must agree on what one looks like
 EXCEPTION_CLASS = r"(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)"
+EXCEPTION_START = re.compile(EXCEPTION_CLASS + ": ")  # a line that is an exception's own
 _LEVEL_NAMES = {
     "WARN": "WARNING",
     "CRITICAL": "ERROR",

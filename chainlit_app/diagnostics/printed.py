@@ -84,20 +84,17 @@ class PrintedCycle:
     def __init__(self) -> None:
         self._lines: deque[str] = deque(maxlen=3 * self.MAX_PERIOD)
         self._last = 0
-        self._run = 0  # printed lines in a row, up to the last one
 
     def follows_a_print(self, lineno: int) -> bool:
         """Whether the line just added (at `lineno`) came right after another printed line."""
-        return self._last == lineno and self._run > 1
+        return self._last == lineno and len(self._lines) > 1  # cleared whenever another line came between
 
     def add(self, key: str, lineno: int, previous: int) -> bool:
         """Record one printed line (`previous`: the log's last non-blank line before it); True when the latest
         lines are a block of 3+ lines printed twice in a row, or of 2 lines printed three times."""
         if previous != self._last:
             self._lines.clear()  # another line came between: these are not one printout
-            self._run = 0
         self._last = lineno
-        self._run += 1
         self._lines.append(key)
         lines = list(self._lines)
         for period in range(2, self.MAX_PERIOD + 1):

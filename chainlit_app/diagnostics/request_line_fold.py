@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import re
 
-from .lineformat import EXCEPTION_CLASS, parse_line
+from .lineformat import EXCEPTION_START, parse_line
 
 _REQUEST = "Received request "
 _PROMPT_OPENS = re.compile(r"Received request \S+: prompt: (['\"])")
 # a repr string's text up to its closing quote: a backslash escapes the character after it, itself included
 _REPR_BODY = {quote: re.compile(rf"(?:[^{quote}\\]|\\.)*", re.S) for quote in "'\""}
-_EXCEPTION_START = re.compile(EXCEPTION_CLASS + ": ")
 _PARAMS = "SamplingParams("
 
 
@@ -57,7 +56,7 @@ class RequestLineFold:
                 return True
             self._closed = end
         return self._in_params(held) and not parse_line(following).level \
-            and _EXCEPTION_START.match(following) is None
+            and EXCEPTION_START.match(following) is None
 
     def _in_params(self, held: str) -> bool:
         """Whether the parameters' parentheses (or a quoted value in them) are still open; the new text only."""
