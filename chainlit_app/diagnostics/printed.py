@@ -52,8 +52,10 @@ _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
 # A notice that ends on the absolute path it names (ModelScope's `Downloading Model to directory: /home/…/Qwen2.5-7B-
 # Instruct`), printed once by each process that loads the model, between those processes' log records: not counted
-# where it stands alone; an answer that says such a line again and again prints it line after line, and is.
+# where it stands alone, nor where its copies stand back to back, one per process of a node (up to eight, with nothing
+# else printed between them); an answer that says such a line again among its other lines, or past that, is.
 _PATH_NOTICE = re.compile(r":\s+(?:/|[A-Za-z]:\\)[\w.\-/\\]+\s*$")
+_PROCESSES_OF_A_NODE = 8
 # A communication or kernel library's own line behind its bracketed name ('[Gloo] Rank 0 is connected to 0 peer
 # ranks' once per process group, '[aiter] type hints mismatch' once per tensor-parallel worker): logged, not printed
 # by anyone, and as alike as the groups are. Named one by one: an answer may open with any word in brackets
@@ -88,6 +90,11 @@ class PrintedCycle:
     def follows_a_print(self, lineno: int) -> bool:
         """Whether the line just added (at `lineno`) came right after another printed line."""
         return self._last == lineno and len(self._lines) > 1  # cleared whenever another line came between
+
+    def only_copies_of(self, key: str, at_most: int) -> bool:
+        """Whether the printout the line just added belongs to is that line alone, said at most `at_most` times
+        back to back (one notice per process of a node, nothing printed between them)."""
+        return len(self._lines) <= at_most and all(line == key for line in self._lines)
 
     def add(self, key: str, lineno: int, previous: int) -> bool:
         """Record one printed line (`previous`: the log's last non-blank line before it); True when the latest
@@ -223,7 +230,8 @@ class PrintedOutput(ClassifierPart):
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, WORD_SALAD, "weak")]
         if inventory or logged:
             return []  # one field of a printed inventory (a line per GPU): not an answer repeating itself
-        if _PATH_NOTICE.search(key) and not self._cycle.follows_a_print(lineno):
+        if _PATH_NOTICE.search(key) and (not self._cycle.follows_a_print(lineno)
+                                         or self._cycle.only_copies_of(key, _PROCESSES_OF_A_NODE)):
             return []
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):

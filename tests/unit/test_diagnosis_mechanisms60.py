@@ -77,6 +77,19 @@ def test_a_notice_naming_a_path_is_no_answer_looping() -> None:
     assert classify_lines([answer, "INFO 03-11 06:18:03 [x.py:1] step", answer, answer]).kind == "degenerate_output"
 
 
+def test_a_notice_printed_by_each_process_back_to_back_is_no_answer_looping() -> None:
+    # the last session's review: the processes of one start may print ModelScope's notice with nothing between them
+    notice = RUN[0]
+    together = [RUN[0], notice, notice, notice, *RUN[1:]]
+    assert classify_lines(together).kind == "healthy"
+    assert classify_lines([*RUN[:3], *[notice] * 8, *RUN[3:]]).kind == "healthy"
+    # more copies than a node has processes, or the notice among an answer's other lines, is said again
+    assert classify_lines([*RUN[:3], *[notice] * 12, *RUN[3:]]).kind == "degenerate_output"
+    again = "And once more the model went to the same place"
+    assert classify_lines(["Here is where it went:", notice, again, notice, again, notice, again, notice]
+                          ).kind == "degenerate_output"
+
+
 def test_a_sentence_that_ignored_its_error_is_no_failure() -> None:
     # argonne-lcf's Aurora guide: a shared model cache the user cannot write to
     lines = [
