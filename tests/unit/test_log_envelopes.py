@@ -1,6 +1,7 @@
 """A failure stays a failure in the envelopes logs are pasted in (issue 11: never `healthy` while something
 failed). Every failing dev log is re-read indented as a Markdown code block, behind a tab, behind `docker logs -t`'s
-time, a compose service's column, a Markdown quote, and as `grep -n` and `cat -n` print it (reading llm.log with
+time, a compose service's column, a Markdown quote, as `grep -n`, `cat -n`, `journalctl` and `kubectl logs --prefix`
+print it, and with Windows' line ends (reading llm.log with
 grep is what the panel replaces); none may be called healthy, except the few listed here whose reading needs the
 line's own start (each with its reason).
 
@@ -29,6 +30,10 @@ ENVELOPES: dict[str, Callable[[int, str], str]] = {
     "quote": lambda _n, line: "> " + line,
     "grep_n": lambda n, line: f"logs/llm.log:{n}:{line}",
     "cat_n": lambda n, line: f"{n:6}\t{line}",
+    # `journalctl -u vllm` (a server run as a systemd unit) and `kubectl logs --prefix`
+    "journald": lambda n, line: f"Dec 05 02:11:{n % 60:02} gpu-host vllm[1234]: {line}",
+    "kubectl_prefix": lambda _n, line: "[pod/vllm-7d9f8b6c5-x2x9z/vllm] " + line,
+    "crlf": lambda _n, line: line + "\r",
 }
 _LINE_START = ("read by the line's own start, which the envelope moves: a printed answer's `content: '…'` field, "
                "a rollout worker's `(main_task pid=…)` tag, a JSON fragment `\"content\": \"\"` and llama.cpp's "
