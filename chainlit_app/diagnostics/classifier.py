@@ -100,7 +100,7 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         self._cycle = PrintedCycle()
         self._inventory = InventoryBlock()  # printed `Label: value` fields: an inventory, not a loop
         self._progress_at_zero: tuple[int, str] | None = None
-        self._batch_running, self._slowed_batch = False, None
+        self._batch_done, self._slowed_batch = None, None
         self._previous_line = self._last_line = 0  # non-blank lines: printed blocks must follow each other
         self._loop_reported = False
         # Findings whose kind depends on a phase the excerpt had not shown yet (no marker seen): named as

@@ -69,7 +69,10 @@ _LABEL = re.compile(r"[A-Z][A-Z\d_ ]{0,40}:")
 # nor is Python 3.11's caret line under a frame's code ('^^^^^', '~~~^^^') in an excerpt cut inside a traceback
 _BANNER = re.compile(r"([=\-*#_~+.─━═])\1{9,}|[\^~]{3,}")
 # vLLM's offline progress bar (tqdm; a paste may hold several of its updates on one line)
-_PROMPTS_BAR = re.compile(r"Processed prompts:\s*(\d+)%")
+_PROMPTS_BAR = re.compile(r"Processed prompts:\s*(\d+)%(?:\|[^|\n]*\|\s*(\d+)/\d+)?")
+# A request that finished, printed after the bar (`Finish Reason: stop`, `Generated text: …`): a bar a notebook stored
+# at its first drawing (0 %) is then not the run's last word
+_ANSWER_DONE = re.compile(r"(?i)\bfinish(?:ed)?[_ ]reason\W{0,4}(?:stop|length|eos)\b|\bgenerated[_ ]text\b")
 # A process tag before a process's own print (Ray's worker stdout '(main_task pid=360402) ', vLLM's
 # '(EngineCore pid=115) '), and how a logged line goes on after it (level, time, logger): that is no print.
 _PROCESS_TAG = re.compile(r"\([^()\n]{1,60}?\bpid=\d+(?:, ip=[\d.]+)?\)\s?")
@@ -121,8 +124,8 @@ class PrintedOutput(ClassifierPart):
 
     _plain: Counter[str]
     _progress_at_zero: tuple[int, str] | None  # the latest offline progress bar, while it shows 0 %
-    _batch_running: bool  # an offline run's progress bar stands between 0 and 100 %
-    _slowed_batch: Finding | None  # a slowdown said while that bar ran: settled by how the bar ends
+    _batch_done: int | None  # prompts done by an offline run whose progress bar stands between 0 and 100 %
+    _slowed_batch: tuple[Finding, int] | None  # a slowdown said while that bar ran, and the prompts done by then
     _cycle: PrintedCycle
     _inventory: InventoryBlock
     _previous_line: int  # the last non-blank line before the current one
@@ -191,6 +194,8 @@ class PrintedOutput(ClassifierPart):
     def _plain_line(self, msg: str, lineno: int, text: str) -> list[Finding]:
         """Lines without any log prefix are printed output: an answer that repeats itself shows here."""
         key = without_logprobs(msg).strip()  # token pieces of a logprobs record are not the answer
+        if self._progress_at_zero is not None and _ANSWER_DONE.search(key):
+            self._progress_at_zero = None  # an answer printed after the bar: a prompt was processed
         if is_printed_none(key):  # a client printing a stream's next content right after its last chunk
             whole = self._streams.ends_on_none(self._previous_line)
             return [] if whole is None else [self._finding(whole.kind, lineno, text, whole.hint,
@@ -276,25 +281,29 @@ class PrintedOutput(ClassifierPart):
         """Remember an offline run's progress bar while it stands at 0 % (its latest update on the line)."""
         found = _PROMPTS_BAR.findall(msg)
         if found:
-            self._progress_at_zero = (lineno, text) if int(found[-1]) == 0 else None
-            self._batch_running = int(found[-1]) < 100
-            if not self._batch_running:
-                self._slowed_batch = None  # the batch finished: what slowed it stopped nothing
+            percent, done = found[-1]
+            self._progress_at_zero = (lineno, text) if int(percent) == 0 else None
+            self._batch_done = int(done or 0) if int(percent) < 100 else None
+            if self._batch_done is None or (self._slowed_batch and self._batch_done > self._slowed_batch[1]):
+                self._slowed_batch = None  # finished, or went on past the slowdown: what slowed it stopped nothing
 
     def _held_for_batch(self, finding: Finding) -> bool:
         """A slowdown vLLM warns of (requests preempted for KV cache) while an offline batch runs is held until
-        the batch's bar ends: at 100 % the batch finished, slowed but whole (a 512-prompt run preempting
-        sequences and finishing in 4 minutes); a bar that never gets there leaves it standing."""
-        if not self._batch_running:
+        the batch's bar moves: at 100 % the batch finished, slowed but whole (a 512-prompt run preempting
+        sequences and finishing in 4 minutes), and a bar that counts more prompts done than when the warning came
+        shows the batch going on past it (one preemption, then 495 of 28,461 prompts done at 3.9 per second, the
+        excerpt ending there); a bar that never moves again leaves it standing."""
+        if self._batch_done is None:
             return False
-        self._slowed_batch = self._slowed_batch or finding
+        self._slowed_batch = self._slowed_batch or (finding, self._batch_done)
         return True
 
     def _stuck_progress(self) -> list[Finding]:
         """At the end of the log: an offline run whose progress bar never left 0 % processed no prompt at all
         (a finished run's bar shows 100 %; a hung engine leaves the first bar as the last word); a slowdown
         held for a batch that never finished."""
-        slowed, self._slowed_batch = self._slowed_batch, None
+        slowed = self._slowed_batch[0] if self._slowed_batch else None
+        self._slowed_batch = None
         if self._progress_at_zero is None:
             return [slowed] if slowed is not None else []
         lineno, text = self._progress_at_zero

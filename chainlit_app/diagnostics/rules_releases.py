@@ -320,4 +320,21 @@ RELEASE_RULES: tuple[Rule, ...] = (
             "ValueError: vLLM V1 does not support per request user provided logits processors.",
         ),
     ),
+    # A package written for a newer Python than the one running it, failing as its module is imported: a builtin
+    # type subscripted in an annotation (`array.array[int]` needs Python 3.12, `list[int]` 3.9) or two types joined
+    # by `|` (3.10); read with or without the class (the words are Python's own). round 62: flashinfer's `fd_exchange.py` under Python 3.11, imported by vLLM 0.27.1's warm-up;
+    # the repository's note patches that one line. A None subscripted (`'NoneType' object …`) is a bug, not read here.
+    rule(
+        "python_older_than_package",
+        Kind.VERSION_MISMATCH,
+        r"\btype '[\w.]+' is not subscriptable|'type' object is not subscriptable|unsupported operand type\(s\) "
+        r"for \|: '(?:type|types\.GenericAlias|typing\._\w+)' and '(?:type|NoneType|types\.GenericAlias)'",
+        hint=Msg("rule.python_older_than_package"),
+        examples=(
+            "(EngineCore pid=1632893) ERROR 08-12 04:47:25 [core.py:1349] TypeError: type 'array.array' is not "
+            "subscriptable",
+            "TypeError: 'type' object is not subscriptable",
+            "TypeError: unsupported operand type(s) for |: 'type' and 'NoneType'",
+        ),
+    ),
 )
