@@ -322,8 +322,9 @@ RELEASE_RULES: tuple[Rule, ...] = (
     ),
     # A package written for a newer Python than the one running it, failing as its module is imported: a builtin
     # type subscripted in an annotation (`array.array[int]` needs Python 3.12, `list[int]` 3.9) or two types joined
-    # by `|` (3.10); read with or without the class (the words are Python's own). round 62: flashinfer's `fd_exchange.py` under Python 3.11, imported by vLLM 0.27.1's warm-up;
-    # the repository's note patches that one line. A None subscripted (`'NoneType' object …`) is a bug, not read here.
+    # by `|` (3.10); read with or without the class (the words are Python's own). Round 62: flashinfer's
+    # `fd_exchange.py` under Python 3.11, imported by vLLM 0.27.1's warm-up; the repository's note patches that one
+    # line. A None subscripted (`'NoneType' object …`) is a bug, not read here.
     rule(
         "python_older_than_package",
         Kind.VERSION_MISMATCH,
