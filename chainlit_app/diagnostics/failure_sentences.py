@@ -53,8 +53,9 @@ _RECOVERED = re.compile(r"(?i)\b(?:fall(?:s|ing)? back|override to|overriding|de
                         # huggingface_hub: "Could not cache non-existence of file. Will ignore error and continue.",
                         # "Ignored error while writing commit hash to …: [Errno 13] Permission denied"
                         r"ignor(?:e|ing) (?:the |this )?error and continu\w*|^ignored (?:an? )?error\b)")
-# a sentence that opens by telling its reader what to do is an instruction (a printed prompt's `You must be able to
-# correctly predict …`, a guide's `Please …`), not a report that something failed
+# a sentence that opens by telling its reader what to do (a printed prompt's `You must be able to correctly predict …`,
+# a guide's `Please …`) is read without that opening: its modal is no failure, what it says after may be one (`Please
+# make sure the path is right: /models/x could not be found`)
 _INSTRUCTION = re.compile(r"(?i)^\W{0,3}(?:you (?:must|should|need to|have to|will need to|may need to)|please)\b")
 # a printed text in Python's quotes is data (an answer `Output: ' … We cannot prevent the future.'`, a prompt):
 # the sentence is what stands outside them. Only long single-quoted spans not opened by an apostrophe: a JSON
@@ -81,7 +82,8 @@ class FailureSentenceWatch:
                 or is_harmless(parsed):  # a line known to be normal says nothing failed
             return
         sentence = _QUOTED.sub(" ", _KEY_VALUE.sub(" ", parsed.message))
-        if _FAILURE_WORDS.search(sentence) and not _RECOVERED.search(sentence) and not _INSTRUCTION.match(sentence):
+        sentence = _INSTRUCTION.sub(" ", sentence, count=1)
+        if _FAILURE_WORDS.search(sentence) and not _RECOVERED.search(sentence):
             self.first = (lineno, text)
 
     def finding(self, serving: bool, secrets: tuple[str, ...] = ()) -> Finding | None:

@@ -52,9 +52,11 @@ _GAUGE = re.compile(r"vllm:num_requests_(running|waiting)\{[^}]*\}\s+([\d.]+)")
 _NOT_AN_ANSWER = re.compile(r"error|exception|assert|failed|warning|traceback|\.(?:py|cu|cpp|so)\b", re.I)
 # A notice that ends on the absolute path it names (ModelScope's `Downloading Model to directory: /home/…/Qwen2.5-7B-
 # Instruct`), printed once by each process that loads the model, between those processes' log records: not counted
-# where it stands alone, nor where its copies stand back to back, one per process of a node (up to eight, with nothing
-# else printed between them); an answer that says such a line again among its other lines, or past that, is.
+# where it stands alone, nor, when it is a tool's progress notice (`Downloading …`, `Loading …`), where its copies stand
+# back to back, one per process of a node (up to eight, nothing else printed between them); an answer that says such a
+# line again among its other lines, or a ninth time, is (counted from its first copy).
 _PATH_NOTICE = re.compile(r":\s+(?:/|[A-Za-z]:\\)[\w.\-/\\]+\s*$")
+_PROGRESS_NOTICE = re.compile(r"[A-Z][a-z]+ing\b")
 _PROCESSES_OF_A_NODE = 8
 # A communication or kernel library's own line behind its bracketed name ('[Gloo] Rank 0 is connected to 0 peer
 # ranks' once per process group, '[aiter] type hints mismatch' once per tensor-parallel worker): logged, not printed
@@ -69,10 +71,12 @@ _LABEL = re.compile(r"[A-Z][A-Z\d_ ]{0,40}:")
 # nor is Python 3.11's caret line under a frame's code ('^^^^^', '~~~^^^') in an excerpt cut inside a traceback
 _BANNER = re.compile(r"([=\-*#_~+.─━═])\1{9,}|[\^~]{3,}")
 # vLLM's offline progress bar (tqdm; a paste may hold several of its updates on one line)
-_PROMPTS_BAR = re.compile(r"Processed prompts:\s*(\d+)%(?:\|[^|\n]*\|\s*(\d+)/\d+)?")
+# its percentage, and (tqdm's `|…| 495/28461 [06:22<1:58:30,  3.93it/s`) the prompts done and the rate's unit
+_PROMPTS_BAR = re.compile(
+    r"Processed prompts:\s*(\d+)%(?:\|[^|\n]*\|\s*(\d+)/\d+(?: \[[^,\]]*,\s*[\d.?]+(it/s|s/it))?)?")
 # A request that finished, printed after the bar (`Finish Reason: stop`, `Generated text: …`): a bar a notebook stored
 # at its first drawing (0 %) is then not the run's last word
-_ANSWER_DONE = re.compile(r"(?i)\bfinish(?:ed)?[_ ]reason\W{0,4}(?:stop|length|eos)\b|\bgenerated[_ ]text\b")
+_ANSWER_DONE = re.compile(r"(?i)\bfinish(?:ed)?[_ ]reason\W{0,4}(?:stop|length|eos)\b|\bgenerated[_ ]text\s*[:=]")
 # A process tag before a process's own print (Ray's worker stdout '(main_task pid=360402) ', vLLM's
 # '(EngineCore pid=115) '), and how a logged line goes on after it (level, time, logger): that is no print.
 _PROCESS_TAG = re.compile(r"\([^()\n]{1,60}?\bpid=\d+(?:, ip=[\d.]+)?\)\s?")
@@ -156,6 +160,8 @@ class PrintedOutput(ClassifierPart):
         `Completion(...)`. Judged as an answer; None when the line holds none (the rules then read it)."""
         output = COMPLETION_OUTPUT.search(msg) if "CompletionOutput(" in msg else None
         if output is not None:
+            if output.group("finish") != "None":
+                self._answer_printed()
             return self._on_completion_output(output, lineno, text)
         chunk = read_printed_chunk(msg) if "ChatCompletionChunk(" in msg else None
         if chunk is not None:  # one printed chunk of a stream: the stream is judged once it finishes
@@ -195,7 +201,7 @@ class PrintedOutput(ClassifierPart):
         """Lines without any log prefix are printed output: an answer that repeats itself shows here."""
         key = without_logprobs(msg).strip()  # token pieces of a logprobs record are not the answer
         if self._progress_at_zero is not None and _ANSWER_DONE.search(key):
-            self._progress_at_zero = None  # an answer printed after the bar: a prompt was processed
+            self._answer_printed()
         if is_printed_none(key):  # a client printing a stream's next content right after its last chunk
             whole = self._streams.ends_on_none(self._previous_line)
             return [] if whole is None else [self._finding(whole.kind, lineno, text, whole.hint,
@@ -235,9 +241,14 @@ class PrintedOutput(ClassifierPart):
             return [self._finding(Kind.DEGENERATE_OUTPUT, lineno, text, hint, WORD_SALAD, "weak")]
         if inventory or logged:
             return []  # one field of a printed inventory (a line per GPU): not an answer repeating itself
-        if _PATH_NOTICE.search(key) and (not self._cycle.follows_a_print(lineno)
-                                         or self._cycle.only_copies_of(key, _PROCESSES_OF_A_NODE)):
-            return []
+        if _PATH_NOTICE.search(key):
+            if not self._cycle.follows_a_print(lineno):
+                return []
+            if _PROGRESS_NOTICE.match(key):
+                if self._cycle.only_copies_of(key, _PROCESSES_OF_A_NODE):
+                    return []
+                if self._cycle.only_copies_of(key, _PROCESSES_OF_A_NODE + 1):  # the ninth: all of them count
+                    self._plain[key] = _PROCESSES_OF_A_NODE
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
             self._loop_reported = True
@@ -278,21 +289,28 @@ class PrintedOutput(ClassifierPart):
         return []
 
     def _note_progress(self, msg: str, lineno: int, text: str) -> None:
-        """Remember an offline run's progress bar while it stands at 0 % (its latest update on the line)."""
+        """Remember an offline run's progress bar (its latest update on the line): whether it stands at 0 % with no
+        prompt done, and the prompts done while it runs; settle a slowdown held for the batch by how the bar moved."""
         found = _PROMPTS_BAR.findall(msg)
         if found:
-            percent, done = found[-1]
-            self._progress_at_zero = (lineno, text) if int(percent) == 0 else None
+            percent, done, unit = found[-1]
+            self._progress_at_zero = (lineno, text) if int(percent) == 0 and int(done or 0) == 0 else None
             self._batch_done = int(done or 0) if int(percent) < 100 else None
-            if self._batch_done is None or (self._slowed_batch and self._batch_done > self._slowed_batch[1]):
-                self._slowed_batch = None  # finished, or went on past the slowdown: what slowed it stopped nothing
+            # finished, or went on past the slowdown at a prompt a second or more: what slowed it stopped nothing
+            if self._batch_done is None or (self._slowed_batch and self._batch_done > self._slowed_batch[1]
+                                            and unit == "it/s"):
+                self._slowed_batch = None
+
+    def _answer_printed(self) -> None:
+        """A finished request printed after an offline run's bar: the bar at 0 % was not the run's last word."""
+        self._progress_at_zero = None
 
     def _held_for_batch(self, finding: Finding) -> bool:
         """A slowdown vLLM warns of (requests preempted for KV cache) while an offline batch runs is held until
         the batch's bar moves: at 100 % the batch finished, slowed but whole (a 512-prompt run preempting
-        sequences and finishing in 4 minutes), and a bar that counts more prompts done than when the warning came
-        shows the batch going on past it (one preemption, then 495 of 28,461 prompts done at 3.9 per second, the
-        excerpt ending there); a bar that never moves again leaves it standing."""
+        sequences and finishing in 4 minutes), and a bar that counts more prompts done than when the warning came, at
+        a prompt a second or more, shows the batch going on past it (one preemption, then 495 of 28,461 prompts done
+        at 3.9 per second, the excerpt ending there); a bar that never moves again, or crawls, leaves it standing."""
         if self._batch_done is None:
             return False
         self._slowed_batch = self._slowed_batch or (finding, self._batch_done)
@@ -300,8 +318,8 @@ class PrintedOutput(ClassifierPart):
 
     def _stuck_progress(self) -> list[Finding]:
         """At the end of the log: an offline run whose progress bar never left 0 % processed no prompt at all
-        (a finished run's bar shows 100 %; a hung engine leaves the first bar as the last word); a slowdown
-        held for a batch that never finished."""
+        (a finished run's bar shows 100 %; a hung engine leaves the first bar as the last word, unless a finished
+        request is printed after it); a slowdown held for a batch whose bar never went on past it."""
         slowed = self._slowed_batch[0] if self._slowed_batch else None
         self._slowed_batch = None
         if self._progress_at_zero is None:

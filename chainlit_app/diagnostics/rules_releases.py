@@ -20,6 +20,8 @@ from .version_bound_flags import MECHANISM_ID as FLAG_OF_ANOTHER_RELEASE
 from .version_bound_flags import refuses_flag_of_another_release
 
 _KNOWN = "|".join(sorted(KNOWN_ARCHITECTURES, key=len, reverse=True))
+# what Python calls a type, a typing construct or None in `unsupported operand type(s) for |` (never 'int', 'str')
+_TYPING = r"(?:type|NoneType|ABCMeta|EnumMeta|types\.GenericAlias|_?\w*GenericAlias|_SpecialForm)"
 
 RELEASE_RULES: tuple[Rule, ...] = (
     rule(
@@ -320,22 +322,28 @@ RELEASE_RULES: tuple[Rule, ...] = (
             "ValueError: vLLM V1 does not support per request user provided logits processors.",
         ),
     ),
-    # A package written for a newer Python than the one running it, failing as its module is imported: a builtin
-    # type subscripted in an annotation (`array.array[int]` needs Python 3.12, `list[int]` 3.9) or two types joined
-    # by `|` (3.10); read with or without the class (the words are Python's own). Round 62: flashinfer's
-    # `fd_exchange.py` under Python 3.11, imported by vLLM 0.27.1's warm-up; the repository's note patches that one
-    # line. A None subscripted (`'NoneType' object …`) is a bug, not read here.
+    # A package written for a newer Python than the one running it, failing as the engine starts and imports it: a
+    # builtin or standard-library type subscripted in an annotation (`array.array[int]` needs Python 3.12, `list[int]`
+    # 3.9; their names are lower case, a project's own classes are not: `type 'Hermes2ProToolParser' is not
+    # subscriptable` is that project's bug) or types joined by `|` (3.10; `List[int] | None`, `Any | None`, `None |
+    # int`). Read with or without the class (the words are Python's own), on an error's line or a bare one, never on
+    # a warning that went on without the package. Round 62: flashinfer's `fd_exchange.py` under Python 3.11, imported
+    # by vLLM 0.27.1's warm-up; the repository's note patches that one line. A None subscripted is a bug, not read.
     rule(
         "python_older_than_package",
         Kind.VERSION_MISMATCH,
-        r"\btype '[\w.]+' is not subscriptable|'type' object is not subscriptable|unsupported operand type\(s\) "
-        r"for \|: '(?:type|types\.GenericAlias|typing\._\w+)' and '(?:type|NoneType|types\.GenericAlias)'",
+        r"\btype '(?:[a-z_][a-z0-9_]*\.)*[a-z_][a-z0-9_]*' is not subscriptable|'type' object is not subscriptable|"
+        rf"unsupported operand type\(s\) for \|: '{_TYPING}' and '{_TYPING}'",
+        case=True,
+        phases=STARTING,
+        levels=("", "ERROR", "CRITICAL"),
         hint=Msg("rule.python_older_than_package"),
         examples=(
             "(EngineCore pid=1632893) ERROR 08-12 04:47:25 [core.py:1349] TypeError: type 'array.array' is not "
             "subscriptable",
             "TypeError: 'type' object is not subscriptable",
             "TypeError: unsupported operand type(s) for |: 'type' and 'NoneType'",
+            "TypeError: unsupported operand type(s) for |: '_GenericAlias' and 'NoneType'",
         ),
     ),
 )

@@ -45,7 +45,10 @@ _REQUEST_RULES: tuple[Rule, ...] = (
     rule(
         "model_lookup_not_found",
         Kind.MODEL_NOT_FOUND,
-        r"\b(?:model|Model)\b[^\n]{0,60}?\bNot Found\b|\b(?:model|Model)\b[^\n]{0,60}?\b404 Not\b",
+        # the word, not a name in quotes (round 63: JAX's `PartitionSpec(…('model', 'attn_dp')) is not found in mesh`,
+        # a sharding axis named 'model' that the TPU plugin did not build)
+        r"(?!(?<=['\"])model['\"])\b(?:model|Model)\b[^\n]{0,60}?\bNot Found\b|"
+        r"(?!(?<=['\"])model['\"])\b(?:model|Model)\b[^\n]{0,60}?\b404 Not\b",
         role="weak",
         hint=Msg("rule.model_lookup_not_found"),
         examples=("[xinference] Error: Failed to get the model description, detail: Not Found",),

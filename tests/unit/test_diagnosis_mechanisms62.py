@@ -83,3 +83,63 @@ def test_a_builtin_type_subscripted_at_import_is_a_python_older_than_the_package
 
 def test_a_none_subscripted_is_no_python_version() -> None:
     assert classify_lines(["TypeError: 'NoneType' object is not subscriptable"]).kind != "version_mismatch"
+
+
+# The session's review of this pass: each shape below read wrong as first written.
+SERVING = ["INFO 05-01 10:00:00 [api_server.py:1000] Starting vLLM API server on http://0.0.0.0:8000",
+           "INFO:     Application startup complete.",
+           'INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK']
+
+
+def test_a_project_class_subscripted_while_serving_is_its_bug_not_python() -> None:
+    lines = [*SERVING, "ERROR 05-01 10:01:00 [serving_chat.py:200] Error in preprocessing prompt inputs",
+             "Traceback (most recent call last):",
+             '  File "/usr/lib/python3.12/site-packages/vllm/entrypoints/openai/serving_chat.py", line 198, in '
+             "create_chat_completion",
+             "    tool_parser = self.tool_parser[request]",
+             "TypeError: type 'Hermes2ProToolParser' is not subscriptable"]
+    assert classify_lines(lines).kind == "engine_error"
+
+
+def test_a_warning_that_went_on_without_the_package_is_no_python_version() -> None:
+    warning = ("WARNING 05-01 09:59:00 [utils.py:40] Could not import flashinfer sampler (TypeError: type "
+               "'array.array' is not subscriptable), falling back to the PyTorch-native implementation")
+    assert classify_lines([warning, *SERVING]).kind == "healthy"
+
+
+def test_typing_constructs_joined_by_a_bar_are_a_python_older_than_the_package() -> None:
+    for pair in ("'_GenericAlias' and 'NoneType'", "'_UnionGenericAlias' and 'NoneType'",
+                 "'_SpecialForm' and 'NoneType'", "'ABCMeta' and 'NoneType'", "'NoneType' and 'type'"):
+        line = f"TypeError: unsupported operand type(s) for |: {pair}"
+        assert classify_lines([line]).kind == "version_mismatch", pair
+    assert classify_lines(["TypeError: unsupported operand type(s) for |: 'int' and 'str'"]).kind != "version_mismatch"
+
+
+def test_an_instruction_that_says_what_failed_is_still_a_failure() -> None:
+    for line in ("Please make sure the model path is correct: /models/llama could not be found.",
+                 "You must upgrade your NVIDIA driver: the installed driver is too old for CUDA 12.4.",
+                 "Please wait, the server failed to start, retrying in 5 seconds",
+                 "  You must be authenticated to access it: 401 Client Error. Access denied."):
+        assert classify_lines([line]).kind != "healthy", line
+
+
+def test_only_a_printed_finished_request_releases_a_bar_at_zero() -> None:
+    ready = NOTEBOOK[:3]
+    assert classify_lines([*ready, "Still waiting for the generated text after 600 s, giving up"]
+                          ).kind == "slow_or_stalled"
+    output = ("RequestOutput(request_id=0, prompt='Hello, my name is', outputs=[CompletionOutput(index=0, "
+              "text=' Joel, a software engineer from Ohio', token_ids=[3, 4, 5, 6, 7, 8], cumulative_logprob=None, "
+              "logprobs=None, finish_reason=length, stop_reason=None)], finished=True)")
+    assert classify_lines([*ready, output]).kind == "healthy"
+
+
+def test_a_bar_rounded_to_zero_with_prompts_done_is_no_stall() -> None:
+    bar = ("Processed prompts:   0%|          | 120/28461 [00:30<1:58:30,  3.93it/s, est. speed input: 745.61 toks/s, "
+           "output: 55.48 toks/s]")
+    assert classify_lines([NOTEBOOK[0], bar]).kind == "healthy"
+
+
+def test_a_batch_crawling_after_a_preemption_stays_slowed() -> None:
+    crawl = BAR_2.replace("495/28461", "100/512").replace("3.93it/s", "45.20s/it")
+    after = BAR_2.replace("495/28461", "101/512").replace("3.93it/s", "47.90s/it")
+    assert classify_lines([crawl, PREEMPTED, after]).kind == "slow_or_stalled"
