@@ -27,7 +27,9 @@ from chainlit_app.diagnostics import (
     from_history_failure,
     from_metrics,
 )
+from chainlit_app.diagnostics.disproved import ServingDisproves
 from chainlit_app.diagnostics.redact import redact_tree
+from chainlit_app.diagnostics.store import cause_key, entry_id
 from chainlit_app.diagnostics.taxonomy import Kind
 from chainlit_app.engine.http import EngineClient, MetricsSnapshot
 from chainlit_app.engine.status import EngineState, EngineStatus
@@ -239,20 +241,29 @@ class Monitor:
                 await asyncio.sleep(0.5)
                 continue
             self._follower = LogFollower(path, from_start=True, poll_interval=0.1)
-            self._classifier = LineClassifier(self.secrets)
+            self._classifier, notes = LineClassifier(self.secrets), ServingDisproves()
             last_lineno = 0
             try:
                 async for lineno, line in self._follower.lines():
                     if lineno <= last_lineno:  # truncated or rotated: a new launch, a fresh classifier
                         self._settle_log()
-                        self._classifier = LineClassifier(self.secrets)
+                        self._classifier, notes = LineClassifier(self.secrets), ServingDisproves()
                     last_lineno = lineno
                     self.ring.append(lineno, line)
                     for finding in self._classifier.feed(line, lineno):
                         self.store.add(finding)
+                        notes.feed(finding)
+                    if self._classifier.served:
+                        self._withdraw(notes.withdrawn())
             except Exception:
                 log.exception("log tail failed; retrying")
             await asyncio.sleep(0.5)
+
+    def _withdraw(self, notes: list[Finding]) -> None:
+        """Resolve the warnings a server that then served disproves, as `classify` drops them (`disproved.py`)."""
+        for note in notes:
+            self.store.resolve_entry(entry_id(note.kind, cause_key(note)), Msg("resolved.disproved_by_serving"),
+                                     time.time())
 
     async def _probe_loop(self) -> None:
         probe: EngineClient | None = None

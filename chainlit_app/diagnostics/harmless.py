@@ -41,6 +41,14 @@ HARMLESS: tuple[re.Pattern[str], ...] = (
     # failed try at ERROR ("…, retrying 1 of 2"), and then goes on without it: a local path is no repository id,
     # an offline machine reaches no hub. What fails for the model fails again in its own words.
     re.compile(r"\bError retrieving safetensors: ", re.I),
+    # vLLM's TPU platform asks Google Cloud's metadata server for the TPU's type and name, logs a refusal at ERROR
+    # (`tpu_info.py`: "Unable to poll TPU GCE Metadata. Got status code: 404") and goes on without it, which is how
+    # Colab and the TPU VMs that do not expose the old endpoint answer; Ray logs the same look-up at DEBUG
+    re.compile(r"Unable to poll (?:the )?TPU GCE Metadata", re.I),
+    # the tpu-info library runs a canary process before it imports libtpu's SDK (for its metrics) and, when the
+    # canary exits with a code it does not know (-6 where the TPU is held by the main process), goes on without it:
+    # "Check failed with unknown exit code: -6." printed bare in working TPU starts
+    re.compile(r"^Check failed with unknown exit code: -?\d+\.?$", re.I),
 )
 # A WARNING that mentions memory is a tuning note ("Possibly too large swap space", "pin_memory=False as
 # WSL is detected", "KV cache memory ...") unless it names an actual memory failure.

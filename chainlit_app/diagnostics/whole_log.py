@@ -15,6 +15,7 @@ from .answer_fields import ONE_TOKEN_ID as PRINTED_ONE_TOKEN
 from .answer_fields import RULE_ID as PRINTED_ANSWER_FIELDS
 from .answer_fields import AnswerFieldsWatch
 from .classifier import LineClassifier
+from .disproved import ServingDisproves
 from .failure_sentences import RULE_ID as FAILURE_SENTENCE
 from .failure_sentences import FailureSentenceWatch
 from .findings import ROLE_RANK, Finding, Report
@@ -23,7 +24,6 @@ from .lineformat import split_after_bar
 from .optional_extension import DeviceWatch, without_absent_extension
 from .pasted_text import as_typed, iter_file_lines, iter_stream_lines, without_collector_prefix, without_margin
 from .redact import secrets_of
-from .rule_tables import DISPROVED_BY_SERVING
 from .sse_undecoded import RULE_ID as SSE_LINE_PARSED_AS_JSON
 from .sse_undecoded import SseUndecodedWatch
 from .taxonomy import HEALTHY, Kind
@@ -147,28 +147,18 @@ def _ended(classifier: LineClassifier, collector: Collector,
         collector.add(fields.found)
     for finding in classifier.finish():
         collector.add(finding)
-    if classifier.served:
-        collector.findings[:] = _without_disproved(collector.findings)
+    if classifier.served:  # warnings the serving disproved (`disproved.py`)
+        notes = ServingDisproves()
+        for finding in collector.findings:
+            notes.feed(finding)
+        gone = {id(note) for note in notes.withdrawn()}
+        collector.findings[:] = [f for f in collector.findings if id(f) not in gone]
     if excerpt is not None and not collector.findings:
         start, sentences = excerpt
         last = start.finding(classifier.ready, secrets) or sentences.finding(classifier.ready, secrets)
         if last is not None:
             collector.add(last)
     return collector.report(count)
-
-
-def _without_disproved(findings: list[Finding]) -> list[Finding]:
-    """The findings less the warnings a server that served disproves (`Rule.disproved_by_serving`), unless a later
-    failure names what the warning was about (torchao's op without its kernel, after torchao's note that it skipped
-    its C++ extensions): the warning then explains it. Any other failure is read as it would be without the warning."""
-    disproved = [f for f in findings if f.rule in DISPROVED_BY_SERVING]
-    if not disproved:
-        return findings
-    others = [f for f in findings if f.rule not in DISPROVED_BY_SERVING]
-    if any(DISPROVED_BY_SERVING[f.rule] in other.text.lower() and other.line > f.line
-           for f in disproved for other in others):
-        return findings
-    return others
 
 
 def classify_file(path: str | PathLike[str], secrets: Iterable[str] = ()) -> Report:

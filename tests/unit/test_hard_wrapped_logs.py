@@ -30,6 +30,8 @@ ONE_LONG_LINE = {
         "version_mismatch/round28d_baichuan2_204_vllm_tokenizer_no_sp_model.log",
         # three pieces at the width, but the answer's repr goes on with `response_metadata={...}`, read as a key
         "empty_output/round18b_lcmcp111_react_agent_chatollama_aimessage_content_empty_done_load.log",
+        # one line, an answer of one digit said 127 times: broken, no piece holds the answer between its quotes
+        "degenerate_output/round64g_vllmascend4477_qwen3_next_generated_text_all_ones.log",
     },
     80: {
         "degenerate_output/round22b_spotlight32_qwen27b_ollama_runs_past_endoftext_length.log",
@@ -39,6 +41,8 @@ ONE_LONG_LINE = {
         "startup_failure/round12a_gh12847_v084_docker_unspecified_platform.log",
         "startup_failure/round32b_workervllm70_gguf_repo_config_entry_not_found.log",
         "out_of_memory/round36b_tpurecipes151_gptoss_tpu_resource_exhausted.log",
+        # one line, an answer of one digit said 127 times: broken, no piece holds the answer between its quotes
+        "degenerate_output/round64g_vllmascend4477_qwen3_next_generated_text_all_ones.log",
     },
 }
 

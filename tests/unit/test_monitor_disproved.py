@@ -1,0 +1,51 @@
+"""The live tail agrees with `classify` on a run that served (issue 11: `healthy` is a claim): torchao's note that it
+skipped its C++ extensions names a version mismatch in the panel while the server starts, and is marked resolved
+once the log shows the server serving, as `classify` drops it. The monitor follows a real log file through its own
+tail (a Kaggle gpt-oss-120b run that served its 200s); a start that never serves keeps the note open."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from chainlit_app.diagnostics import classify_file
+from chainlit_app.monitor import Monitor
+
+SERVED = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev" / "healthy" / \
+    "round58h_aimo3_gptoss120b_kaggle_v0112_served_200s_safetensors_retry_errors.log"
+NOTE_RULE = "cpp_extensions_need_newer_torch"
+
+
+async def _tail(lines: list[str], tmp_path: Path) -> list[dict[str, object]]:
+    log = tmp_path / "llm.log"
+    log.write_text("")
+    monitor = Monitor(lambda: log, lambda: None, probe_interval=0.1)
+    monitor.start()
+    try:
+        with log.open("a") as out:  # written as vLLM writes it, while the tail follows
+            for line in lines:
+                out.write(line + "\n")
+                out.flush()
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if len(monitor.ring) >= len(lines):
+                break
+        await asyncio.sleep(0.2)
+        return [entry for entry in monitor.store.snapshot() if entry["rule"] == NOTE_RULE]
+    finally:
+        await monitor.stop()
+
+
+async def test_the_note_is_resolved_once_the_server_serves(tmp_path: Path) -> None:
+    lines = SERVED.read_text().splitlines()
+    assert classify_file(SERVED).kind == "healthy"
+    notes = await _tail(lines, tmp_path)
+    assert notes, "the note was never named while the server started"
+    assert all(entry["resolved"] for entry in notes), notes
+    assert all(entry["resolved_reason"] for entry in notes)
+
+
+async def test_a_start_that_never_serves_keeps_the_note(tmp_path: Path) -> None:
+    lines = SERVED.read_text().splitlines()[:14]  # the note, the start's first lines, the note again
+    notes = await _tail(lines, tmp_path)
+    assert notes and not any(entry["resolved"] for entry in notes), notes
