@@ -357,7 +357,7 @@ class LineClassifier(PrintedOutput, RequestLines, TracebackLadder):
         if (self._folder.in_traceback or context.frame) and rule.role != "weak":
             self._named_in_traceback.add(parsed.process)  # a symptom in a frame leaves the ladder to run
         finding = self._finding(rule.kind, lineno, text, rule.hint, rule.id, rule.role)
-        if rule.id == "preempted_for_kv_cache" and self._held_for_batch(finding):
+        if rule.held_for_batch and self._held_for_batch(finding):
             return []
         if rule.phases != ALL_PHASES and not self._phases.seen_marker:
             self._guess(finding)

@@ -54,6 +54,9 @@ class Rule:
     # A warning that something will not work, which a server that then served disproves unless a later failure
     # names this word (torchao skipping its C++ extensions: "torchao"); empty for every other rule (`whole_log.py`)
     disproved_by_serving: str = ""
+    # A slowdown vLLM warns of while an offline batch runs (requests preempted for KV cache): held until the batch's
+    # progress bar says whether it went on (`printed.py`); False for every other rule
+    held_for_batch: bool = False
 
     @property
     def specificity(self) -> int:
@@ -188,6 +191,7 @@ def rule(
     levels: tuple[str, ...] = (),
     check: Callable[[str], bool] | None = None,
     disproved_by_serving: str = "",
+    held_for_batch: bool = False,
 ) -> Rule:
     """Build a rule; the needles for the pre-filter are derived from the pattern."""
     flags = 0 if case else re.IGNORECASE
@@ -206,6 +210,7 @@ def rule(
         levels,
         check,
         disproved_by_serving,
+        held_for_batch,
     )
 
 

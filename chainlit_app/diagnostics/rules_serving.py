@@ -245,6 +245,7 @@ _TRANSPORT_AND_STALL_RULES: tuple[Rule, ...] = (
         Kind.SLOW_OR_STALLED,
         r"is preempted by PreemptionMode\.\w+ mode because there is not enough KV cache space",
         role="weak",
+        held_for_batch=True,
         hint=Msg("rule.preempted_for_kv_cache"),
         examples=(
             "WARNING 05-01 10:00:00 scheduler.py:1560] Sequence group chatcmpl-1 is preempted by "
