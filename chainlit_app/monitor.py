@@ -255,6 +255,7 @@ class Monitor:
                         notes.feed(finding)
                     if self._classifier.served:
                         self._withdraw(notes.withdrawn())
+                    self.store.add_all(notes.reinstated())  # a later failure named what a withdrawn note was about
             except Exception:
                 log.exception("log tail failed; retrying")
             await asyncio.sleep(0.5)

@@ -79,9 +79,9 @@ WORD_FAMILIES: tuple[WordFamily, ...] = (
     ),
     _family(
         Kind.MODEL_NOT_FOUND,
-        # the word, not a name in quotes (a mesh axis named 'model')
-        r"(?!(?<=['\"])model['\"])\bmodel\b[^.\n]{0,60}?\b(?:not exists?|does not exist|doesn't exist|not found|"
-        r"no such model|is not served|not available|unknown)\b|\b(?:unknown|invalid|no such) model\b",
+        # the word, not a name in quotes (a mesh axis named 'model'); a key (`"model":`) is the word
+        r"(?!(?<=['\"])model['\"](?!\s*:))\bmodel\b[^.\n]{0,60}?\b(?:not exists?|does not exist|doesn't exist|"
+        r"not found|no such model|is not served|not available|unknown)\b|\b(?:unknown|invalid|no such) model\b",
         "API error: Error code: 400 - {'error': {'message': 'Model Not Exist', 'type': 'invalid_request_error', "
         "'param': None, 'code': 'invalid_request_error'}}",
     ),

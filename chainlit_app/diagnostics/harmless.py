@@ -44,7 +44,7 @@ HARMLESS: tuple[re.Pattern[str], ...] = (
     # vLLM's TPU platform asks Google Cloud's metadata server for the TPU's type and name, logs a refusal at ERROR
     # (`tpu_info.py`: "Unable to poll TPU GCE Metadata. Got status code: 404") and goes on without it, which is how
     # Colab and the TPU VMs that do not expose the old endpoint answer; Ray logs the same look-up at DEBUG
-    re.compile(r"Unable to poll (?:the )?TPU GCE Metadata", re.I),
+    re.compile(r"^Unable to poll (?:the )?TPU GCE Metadata", re.I),
     # the tpu-info library runs a canary process before it imports libtpu's SDK (for its metrics) and, when the
     # canary exits with a code it does not know (-6 where the TPU is held by the main process), goes on without it:
     # "Check failed with unknown exit code: -6." printed bare in working TPU starts

@@ -70,6 +70,9 @@ _PREFIXES: tuple[re.Pattern[str], ...] = (
     # process tags: "(APIServer pid=1) ", "(EngineCore_DP0 pid=123) ", "(VllmWorker rank=0 pid=9) "
     re.compile(r"\((?P<proc>[^()\n]{1,60}?\bpid=\d+(?:, ip=[\d.]+)?)\)\s?"),
     re.compile(r"\[rank\d+\]:\s?"),
+    # a launcher running a server per device tags each line it passes on: "[GPU 0] " (round 65: behind it torch's
+    # c10d warning lost its level and its words read as a failure sentence), "[worker-2] ", "[node 0] "
+    re.compile(r"\[(?:GPU|gpu|[Rr]ank|[Ww]orker|[Nn]ode)[ _-]?\d+\]\s"),
     # torchrun's and elastic's tag of each worker's output ("[default0]:"), Open MPI's with --tag-output
     # ("[1,0]<stderr>:")
     re.compile(r"\[default\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?"),

@@ -63,7 +63,8 @@ _PROCESSES_OF_A_NODE = 8
 # by anyone, and as alike as the groups are. Named one by one: an answer may open with any word in brackets
 # ('[Answer] ', '[THINK] ') and still loop.
 _LIBRARY_TAG = re.compile(r"\[(?:Gloo|c10d|NCCL|RCCL|HCCL|UCX|NIXL|DeepEP|TensorRT-LLM|aiter)\]:? ", re.I)
-_PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[")
+# (a bar's body alone, a run of tqdm's blocks, is what a fold at the width leaves of it: round 65, `fold -w 80`)
+_PROGRESS_BAR = re.compile(r"\d+%\||it/s|s/it|\d+/\d+ \[|[\u2588-\u258f]{8,}")
 # A capitalised label alone on its line, its value on the next ('PROMPT:', 'GENERATED TEXT:' above each answer of a
 # test run): printed once per answer, never the answer looping (a model's 'Here is the output:' again and again is)
 _LABEL = re.compile(r"[A-Z][A-Z\d_ ]{0,40}:")
@@ -73,10 +74,11 @@ _BANNER = re.compile(r"([=\-*#_~+.─━═])\1{9,}|[\^~]{3,}")
 # vLLM's offline progress bar (tqdm; a paste may hold several of its updates on one line)
 # its percentage, and (tqdm's `|…| 495/28461 [06:22<1:58:30,  3.93it/s`) the prompts done and the rate's unit
 _PROMPTS_BAR = re.compile(
-    r"Processed prompts:\s*(\d+)%(?:\|[^|\n]*\|\s*(\d+)/\d+(?: \[[^,\]]*,\s*[\d.?]+(it/s|s/it))?)?")
+    r"Processed prompts:\s*(\d+)%(?:\|[^|\n]*\|\s*(\d+)/\d+(?: \[[^,\]]*,\s*[\d.?]+\s?(it/s|s/it))?)?")
 # A request that finished, printed after the bar (`Finish Reason: stop`, `Generated text: …`): a bar a notebook stored
 # at its first drawing (0 %) is then not the run's last word
-_ANSWER_DONE = re.compile(r"(?i)\bfinish(?:ed)?[_ ]reason\W{0,4}(?:stop|length|eos)\b|\bgenerated[_ ]text\s*[:=]")
+_ANSWER_DONE = re.compile(r"(?i)\bfinish(?:ed)?[_ ]reason\W{0,4}(?:stop|length|eos)\b|"
+                          r"\bgenerated[_ ]text['\"]?(?: \d+)?\s*[:=]")
 # A process tag before a process's own print (Ray's worker stdout '(main_task pid=360402) ', vLLM's
 # '(EngineCore pid=115) '), and how a logged line goes on after it (level, time, logger): that is no print.
 _PROCESS_TAG = re.compile(r"\([^()\n]{1,60}?\bpid=\d+(?:, ip=[\d.]+)?\)\s?")
@@ -296,9 +298,9 @@ class PrintedOutput(ClassifierPart):
             percent, done, unit = found[-1]
             self._progress_at_zero = (lineno, text) if int(percent) == 0 and int(done or 0) == 0 else None
             self._batch_done = int(done or 0) if int(percent) < 100 else None
-            # finished, or went on past the slowdown at a prompt a second or more: what slowed it stopped nothing
+            # finished, or went on past the slowdown, not at seconds a prompt: what slowed it stopped nothing
             if self._batch_done is None or (self._slowed_batch and self._batch_done > self._slowed_batch[1]
-                                            and unit == "it/s"):
+                                            and unit != "s/it"):
                 self._slowed_batch = None
 
     def _answer_printed(self) -> None:
@@ -308,9 +310,9 @@ class PrintedOutput(ClassifierPart):
     def _held_for_batch(self, finding: Finding) -> bool:
         """A slowdown vLLM warns of (requests preempted for KV cache) while an offline batch runs is held until
         the batch's bar moves: at 100 % the batch finished, slowed but whole (a 512-prompt run preempting
-        sequences and finishing in 4 minutes), and a bar that counts more prompts done than when the warning came, at
-        a prompt a second or more, shows the batch going on past it (one preemption, then 495 of 28,461 prompts done
-        at 3.9 per second, the excerpt ending there); a bar that never moves again, or crawls, leaves it standing."""
+        sequences and finishing in 4 minutes), and a bar that counts more prompts done than when the warning came, not
+        at seconds a prompt, shows the batch going on past it (one preemption, then 495 of 28,461 prompts done at 3.9
+        per second, the excerpt ending there); a bar that never moves again, or crawls, leaves it standing."""
         if self._batch_done is None:
             return False
         self._slowed_batch = self._slowed_batch or (finding, self._batch_done)

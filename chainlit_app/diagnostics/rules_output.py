@@ -86,17 +86,17 @@ OUTPUT_RULES: tuple[Rule, ...] = (
         hint=Msg("rule.degenerate_output"),
         examples=("Prompt:  'The capital of France is:',generated text: '!!!!!!!!!!!!!!!!!!'",),
     ),
-    # The whole answer one letter or digit said again to the limit (vllm-ascend #4477: Qwen3-Next on a model file
-    # written for another vLLM answers 'Hello, my name is' with ' 1111…', 127 of them): one token over and over, as
-    # `output_one_token_id` reads the ids; a row of digits inside an answer (a table, a number) is not this.
+    # The whole answer one letter or digit said again, sixty times or more (vllm-ascend #4477: Qwen3-Next on a model
+    # file written for another vLLM answers 'Hello, my name is' with ' 1111…', 127 of them): one token over and over,
+    # as `output_one_token_id` reads the ids; a row of digits inside an answer, or a short one, is not this.
     rule(
         "answer_one_character_repeated",
         Kind.DEGENERATE_OUTPUT,
-        r"generated text:? ?' ?(\w)\1{29,}'|output: ' ?(\w)\2{29,}'|\"content\": ?\" ?(\w)\3{29,}\"|"
-        r"text=' ?(\w)\4{29,}'",
+        r"generated text:? ?(['\"])\s?([^\W_])\2{59,}\1|\boutput: (['\"])\s?([^\W_])\4{59,}\3|"
+        r"\"content\": ?\"\s?([^\W_])\5{59,}\"|(?<![\w.])text='\s?([^\W_])\6{59,}'",
         role="weak",
         hint=Msg("rule.answer_one_character_repeated"),
-        examples=("Prompt: 'Hello, my name is', Generated text: ' 1111111111111111111111111111111111111111'",),
+        examples=("Prompt: 'Hello, my name is', Generated text: ' " + "1" * 64 + "'",),
     ),
     rule(
         "replacement_char",

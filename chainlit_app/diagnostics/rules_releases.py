@@ -21,7 +21,7 @@ from .version_bound_flags import refuses_flag_of_another_release
 
 _KNOWN = "|".join(sorted(KNOWN_ARCHITECTURES, key=len, reverse=True))
 # what Python calls a type, a typing construct or None in `unsupported operand type(s) for |` (never 'int', 'str')
-_TYPING = r"(?:type|NoneType|ABCMeta|EnumMeta|types\.GenericAlias|_?\w*GenericAlias|_SpecialForm)"
+_TYPING = r"(?:type|NoneType|TypeVar|types\.GenericAlias|[\w.]*(?:Alias|Meta|Metaclass|SpecialForm))"
 
 RELEASE_RULES: tuple[Rule, ...] = (
     rule(
@@ -322,28 +322,38 @@ RELEASE_RULES: tuple[Rule, ...] = (
             "ValueError: vLLM V1 does not support per request user provided logits processors.",
         ),
     ),
-    # A package written for a newer Python than the one running it, failing as the engine starts and imports it: a
-    # builtin or standard-library type subscripted in an annotation (`array.array[int]` needs Python 3.12, `list[int]`
-    # 3.9; their names are lower case, a project's own classes are not: `type 'Hermes2ProToolParser' is not
-    # subscriptable` is that project's bug) or types joined by `|` (3.10; `List[int] | None`, `Any | None`, `None |
-    # int`). Read with or without the class (the words are Python's own), on an error's line or a bare one, never on
-    # a warning that went on without the package. Round 62: flashinfer's `fd_exchange.py` under Python 3.11, imported
-    # by vLLM 0.27.1's warm-up; the repository's note patches that one line. A None subscripted is a bug, not read.
+    # A package written for a newer Python than the one running it, failing as it is imported (at start-up, or when a
+    # request first needs it: xgrammar): a builtin or standard-library type subscripted in an annotation
+    # (`array.array[int]` needs Python 3.12, `list[int]` 3.9; their names are lower case, a project's classes are not:
+    # `type 'Hermes2ProToolParser' is not subscriptable` is that project's bug) or annotations joined by `|` (3.10;
+    # `List[int] | None`, `Any | None`, `None | int`, a pydantic model's class). Read with or without the class (the
+    # words are Python's own), on an error's line or a bare one, never on a warning that went on without the
+    # package. Round 62: flashinfer's `fd_exchange.py` under Python 3.11, imported by vLLM 0.27.1's warm-up.
     rule(
         "python_older_than_package",
         Kind.VERSION_MISMATCH,
-        r"\btype '(?:[a-z_][a-z0-9_]*\.)*[a-z_][a-z0-9_]*' is not subscriptable|'type' object is not subscriptable|"
+        r"\btype '(?:[a-z_][a-z0-9_]*\.)*[a-z_][a-z0-9_]*' is not subscriptable|"
         rf"unsupported operand type\(s\) for \|: '{_TYPING}' and '{_TYPING}'",
         case=True,
-        phases=STARTING,
         levels=("", "ERROR", "CRITICAL"),
         hint=Msg("rule.python_older_than_package"),
         examples=(
             "(EngineCore pid=1632893) ERROR 08-12 04:47:25 [core.py:1349] TypeError: type 'array.array' is not "
             "subscriptable",
-            "TypeError: 'type' object is not subscriptable",
             "TypeError: unsupported operand type(s) for |: 'type' and 'NoneType'",
             "TypeError: unsupported operand type(s) for |: '_GenericAlias' and 'NoneType'",
         ),
+    ),
+    # Python 3.8's words for any class subscripted (`list[int]` among them): at start-up, as a package is imported,
+    # an annotation; while serving, any code's bug.
+    rule(
+        "python_older_than_package_38",
+        Kind.VERSION_MISMATCH,
+        r"'type' object is not subscriptable",
+        case=True,
+        phases=STARTING,
+        levels=("", "ERROR", "CRITICAL"),
+        hint=Msg("rule.python_older_than_package"),
+        examples=("TypeError: 'type' object is not subscriptable",),
     ),
 )

@@ -46,9 +46,9 @@ _REQUEST_RULES: tuple[Rule, ...] = (
         "model_lookup_not_found",
         Kind.MODEL_NOT_FOUND,
         # the word, not a name in quotes (round 63: JAX's `PartitionSpec(…('model', 'attn_dp')) is not found in mesh`,
-        # a sharding axis named 'model' that the TPU plugin did not build)
-        r"(?!(?<=['\"])model['\"])\b(?:model|Model)\b[^\n]{0,60}?\bNot Found\b|"
-        r"(?!(?<=['\"])model['\"])\b(?:model|Model)\b[^\n]{0,60}?\b404 Not\b",
+        # a sharding axis named 'model' that the TPU plugin did not build); a request's key (`{"model": …}`) is the word
+        r"(?!(?<=['\"])model['\"](?!\s*:))\b(?:model|Model)\b[^\n]{0,60}?\bNot Found\b|"
+        r"(?!(?<=['\"])model['\"](?!\s*:))\b(?:model|Model)\b[^\n]{0,60}?\b404 Not\b",
         role="weak",
         hint=Msg("rule.model_lookup_not_found"),
         examples=("[xinference] Error: Failed to get the model description, detail: Not Found",),
@@ -197,7 +197,9 @@ _TRANSPORT_AND_STALL_RULES: tuple[Rule, ...] = (
         r"\blookup \S+(?: on \S+)?: no such host\b|"
         r"Cannot connect to (?:host|supervisor|server)|All connection attempts failed|No route to host|"
         r"Server is not up yet|missing an 'http://' or 'https://' protocol|UnsupportedProtocol|ConnectTimeout|"
-        r"Connection timed out|connect timeout|"
+        # ETIMEDOUT while connecting, in macOS's and Windows' words (Linux's is 'Connection timed out'): the host
+        # never answered (round 65: a notebook's requests call to a server on another host)
+        r"Connection timed out|connect timeout|\[Errno 60\] Operation timed out|\[WinError 10060\]|"
         # any client's own words: 'Couldn't connect to Ollama at http://127.0.0.1:11434', curl's 'to server'
         r"\b(?:could ?n[o']t|unable to|failed to|cannot|can't) connect to\b|"
         # Rust's reqwest (Codex and other CLIs in Rust): the request got no answer at all from that URL

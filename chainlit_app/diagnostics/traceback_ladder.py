@@ -23,6 +23,11 @@ from .taxonomy import Kind
 
 PLUGIN_RULE = "raised_in_plugin_of_another_release"
 
+# A traceback logged below ERROR was caught by the code that printed it, which chose to warn and go on (vLLM's
+# optional-module probe: `WARNING … Module vllm.third_party.deep_gemm was found but failed to import`, its traceback
+# at WARNING, round 65): what it could not do fails later in its own words, at ERROR.
+_CAUGHT_AND_WARNED = frozenset({"WARNING", "INFO", "DEBUG"})
+
 
 class TracebackLadder(ClassifierPart):
     """Naming tracebacks; the classifier provides `_finding`, `_match`, `_phase_default`, `phase` and this state."""
@@ -56,6 +61,9 @@ class TracebackLadder(ClassifierPart):
         phase = self._traceback_phase(tb)
         context = Context(phase, exception_type=tb.exception_type, raised_in=tb.raised_in, level=parsed.level)
         found = self._match(parsed.message, text, tb.line, context, parsed, replaced, pointed_from)
+        # a logger's record below ERROR (its level with its time or its name, not a warning class the line ends in)
+        if parsed.level in _CAUGHT_AND_WARNED and (parsed.logger or parsed.time):  # a decisive rule only names it
+            return self._chains.link(tb.process, [finding for finding in found if finding.role != "weak"])
         if (found and found[0].role != "weak") or named_before or phase == Phase.STOPPING:
             return self._chains.link(tb.process, found)
         # a symptom pattern (weak) on the exception line yields to what the exception's type or place says

@@ -143,3 +143,35 @@ def test_a_batch_crawling_after_a_preemption_stays_slowed() -> None:
     crawl = BAR_2.replace("495/28461", "100/512").replace("3.93it/s", "45.20s/it")
     after = BAR_2.replace("495/28461", "101/512").replace("3.93it/s", "47.90s/it")
     assert classify_lines([crawl, PREEMPTED, after]).kind == "slow_or_stalled"
+
+
+# The second review (of the mends above): each shape below read wrong as the mends first had it.
+def test_a_printed_prompts_rules_are_no_failure_sentence() -> None:
+    for line in ("You must not answer questions that cannot be answered from the context.",
+                 'You should reply with "Unknown" if the answer is not found in the document.',
+                 "You must be concise. Invalid JSON is not allowed."):
+        assert classify_lines([line]).kind == "healthy", line
+
+
+def test_a_printed_generated_text_key_releases_a_bar_at_zero() -> None:
+    bar = "Processed prompts:   0%|          | 0/4 [00:00<?, ?it/s, est. speed input: 0.00 toks/s]"
+    for answer in ("{'prompt': 'Hello, my name is', 'generated_text': ' Joel, my dad'}",
+                   '[{"generated_text": "Paris is the capital of France"}]', "Generated text 0: 'Joel'"):
+        assert classify_lines([NOTEBOOK[0], bar, answer]).kind == "healthy", answer
+
+
+def test_a_bar_that_moved_without_a_rate_releases_the_preemption() -> None:
+    assert classify_lines([BAR_0, PREEMPTED, "Processed prompts:   2%|▏ | 12/500 [01:30<1:00:00]"]).kind == "healthy"
+
+
+def test_annotations_joined_by_a_bar_while_serving_are_still_python() -> None:
+    lines = [*SERVING, "Traceback (most recent call last):",
+             '  File "/usr/lib/python3.9/site-packages/xgrammar/compiler.py", line 12, in <module>',
+             "TypeError: unsupported operand type(s) for |: 'type' and 'NoneType'"]
+    assert classify_lines(lines).kind == "version_mismatch"
+    for pair in ("'_AnnotatedAlias' and 'NoneType'", "'ModelMetaclass' and 'NoneType'", "'TypeVar' and 'NoneType'"):
+        assert classify_lines([f"TypeError: unsupported operand type(s) for |: {pair}"]).kind == "version_mismatch"
+    # Python 3.8's words for any class subscripted name no Python version while serving
+    python38 = [*SERVING, "Traceback (most recent call last):",
+                '  File "/srv/app.py", line 3, in handle', "TypeError: 'type' object is not subscriptable"]
+    assert classify_lines(python38).kind == "engine_error"

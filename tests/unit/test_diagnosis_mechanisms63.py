@@ -25,3 +25,8 @@ def test_a_model_that_was_not_found_still_is() -> None:
                  "[xinference] Error: Failed to get the model description, detail: Not Found",
                  "RuntimeError: The model's repository was not found on the hub"):
         assert classify_lines([line]).kind == "model_not_found", line
+
+
+def test_a_requests_model_key_is_still_the_word() -> None:
+    # the session's review: the quoted-name exclusion first skipped a request body's key
+    assert classify_lines(['ERROR request {"model": "qwen"} failed: 404 Not Found']).kind == "model_not_found"

@@ -42,3 +42,9 @@ def test_a_tpu_start_that_goes_on_past_the_metadata_look_up_is_healthy() -> None
 def test_a_tpu_start_that_fails_after_them_still_fails() -> None:
     failed = [*TPU_START[:4], "RuntimeError: TPU initialization failed: No ba16c7433 device found."]
     assert classify_lines(failed).kind != "healthy"
+
+
+def test_a_short_run_or_a_prompt_is_no_answer_loop() -> None:
+    # the session's review: 30 of one character matched an answer of 32 'f' and a prompt's text
+    assert classify_lines(["Generated text: '" + "f" * 32 + "'"]).kind == "healthy"
+    assert classify_lines(["Request 1: prompt_text='" + "0" * 64 + "', params=SamplingParams(n=1)"]).kind == "healthy"

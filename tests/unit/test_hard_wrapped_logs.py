@@ -59,11 +59,15 @@ _BRACKET_START = ("torch's warning broken right before its '[0/0] Not enough SMs
 _ONE_CUT = ("the only line at the width is a Python warning's header, cut before the colon that says its message goes "
             "on: one line at a width is no fold, so nothing is joined, and the message's next line ('No module named "
             "…') reads as an exception raised")
+_CLASS_CUT = ("a traceback vLLM logged at WARNING, its exception line broken inside the class's name ('…"
+              "[import_utils.py:408] Import' | 'Error: libnvrtc.so.13: …'): the rest starts a line of its own, read as "
+              "an exception raised bare, no longer at WARNING")
 HEALTHY_BROKEN = {
     120: {"holdout/round53d_sotarome_vllm0110_moonlight16b_a6000_offline_moe_config_warning.log": _COLOURED},
     80: {"holdout/round53e_multiagentsdebate_qwen25_14b_tp4_v092_pcie_warnings_startup.log": _SAME_WARNING,
          "holdout/round53d_fourquestions_vllm085_wsl_opt125m_offline_pin_memory_warning.log": _BRACKET_START,
-         "dev/round55c_gh9421_serve_commit_hash_runtime_warning.log": _ONE_CUT},
+         "dev/round55c_gh9421_serve_commit_hash_runtime_warning.log": _ONE_CUT,
+         "dev/round65b_quyetttcoder_vllmserve_t4_v024_fa2_error_line_deepgemm_warning_ready.log": _CLASS_CUT},
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from chainlit_app.diagnostics import classify_file
+from chainlit_app.diagnostics import classify_file, classify_lines
 from chainlit_app.monitor import Monitor
 
 SERVED = Path(__file__).resolve().parents[1] / "data" / "logs" / "dev" / "healthy" / \
@@ -47,5 +47,32 @@ async def test_the_note_is_resolved_once_the_server_serves(tmp_path: Path) -> No
 
 async def test_a_start_that_never_serves_keeps_the_note(tmp_path: Path) -> None:
     lines = SERVED.read_text().splitlines()[:14]  # the note, the start's first lines, the note again
+    notes = await _tail(lines, tmp_path)
+    assert notes and not any(entry["resolved"] for entry in notes), notes
+
+
+TORCHAO_FAILS = [  # the note's op then fails for want of its kernel (the session's review)
+    "(EngineCore_DP0 pid=236) ERROR 03-02 07:20:00 [core.py:700] EngineCore encountered a fatal error.",
+    "(EngineCore_DP0 pid=236) ERROR 03-02 07:20:00 [core.py:700] Traceback (most recent call last):",
+    '(EngineCore_DP0 pid=236) ERROR 03-02 07:20:00 [core.py:700]   File "/usr/local/lib/python3.12/site-packages/'
+    'torchao/ops.py", line 40, in quant_llm_linear',
+    "(EngineCore_DP0 pid=236) ERROR 03-02 07:20:00 [core.py:700] NotImplementedError: Could not run "
+    "'torchao::quant_llm_linear' with arguments from the 'CUDA' backend.",
+]
+
+
+async def test_a_withdrawn_note_opens_again_when_a_later_failure_names_torchao(tmp_path: Path) -> None:
+    served = SERVED.read_text().splitlines()
+    lines = served[:109] + TORCHAO_FAILS  # while serving, after its first 200s
+    assert classify_lines(lines).kind == "version_mismatch"  # what `classify` says of the same lines
+    notes = await _tail(lines, tmp_path)
+    assert notes and not any(entry["resolved"] for entry in notes), notes
+
+
+async def test_a_note_that_explains_a_failure_is_not_withdrawn_by_its_twin(tmp_path: Path) -> None:
+    served = SERVED.read_text().splitlines()
+    failure = ("(EngineCore_DP0 pid=236) ERROR 03-02 07:08:58 [utils.py:10] Failed to load torchao kernel library: "
+               "libtorchao_ops.so: undefined symbol: _ZN3c10")
+    lines = [served[0], failure, *served[1:]]  # the note, a failure naming torchao, the note again, then serving
     notes = await _tail(lines, tmp_path)
     assert notes and not any(entry["resolved"] for entry in notes), notes
