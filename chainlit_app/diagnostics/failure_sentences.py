@@ -53,16 +53,12 @@ _RECOVERED = re.compile(r"(?i)\b(?:fall(?:s|ing)? back|override to|overriding|de
                         # huggingface_hub: "Could not cache non-existence of file. Will ignore error and continue.",
                         # "Ignored error while writing commit hash to …: [Errno 13] Permission denied"
                         r"ignor(?:e|ing) (?:the |this )?error and continu\w*|^ignored (?:an? )?error\b)")
-# a sentence that opens by telling its reader what to do (a printed prompt's `You must be able to correctly predict …`,
-# `You must not answer questions that cannot be answered from the context`, a guide's `Please …`) is an instruction:
-# only what it says after its first colon or comma may be a failure (`Please make sure the path is right: /models/x
-# could not be found`, `Please wait, the server failed to start`)
+# a sentence that opens by telling its reader what to do is an instruction: after `You must …` (a printed prompt's
+# rule: `You must be able to correctly predict …`, `You must not answer questions that cannot be answered`) only what
+# follows its first colon or comma may be a failure (`You must upgrade your driver: it is too old`); after `Please`
+# the rest is read (`Please note the server failed to start`)
 _AFTER_CLAUSE = re.compile(r"[:,]")
 _INSTRUCTION = re.compile(r"(?i)^\W{0,3}(?:you (?:must|should|need to|have to|will need to|may need to)|please)\b")
-# an optional package's notice, which says how to install it (vLLM 0.2's `MegaBlocks not found. Please install it by
-# \`pip install megablocks\``, `STK not found: please see https://…`): what needs it fails in its own words
-_OPTIONAL_PACKAGE = re.compile(r"(?i)\bnot (?:found|installed|available)\b[^.:;]{0,40}[.:;,]\s*(?:please\s+)?"
-                               r"(?:install\b|pip install\b|see https?://)")
 # a printed text in Python's quotes is data (an answer `Output: ' … We cannot prevent the future.'`, a prompt):
 # the sentence is what stands outside them. Only long single-quoted spans not opened by an apostrophe: a JSON
 # body's double-quoted message ("invalid x-api-key") and a quoted name ('config.json') are the failure's words
@@ -90,8 +86,13 @@ class FailureSentenceWatch:
         sentence = _QUOTED.sub(" ", _KEY_VALUE.sub(" ", parsed.message))
         if (instruction := _INSTRUCTION.match(sentence)) is not None:
             clause = _AFTER_CLAUSE.search(sentence, instruction.end())
-            sentence = sentence[clause.end():] if clause is not None else ""
-        if _FAILURE_WORDS.search(sentence) and not (_RECOVERED.search(sentence) or _OPTIONAL_PACKAGE.search(sentence)):
+            if clause is not None:
+                sentence = sentence[clause.end():]
+            elif instruction.group().lower().strip(" \t>*-").startswith("please"):
+                sentence = sentence[instruction.end():]
+            else:
+                sentence = ""
+        if _FAILURE_WORDS.search(sentence) and not _RECOVERED.search(sentence):
             self.first = (lineno, text)
 
     def finding(self, serving: bool, secrets: tuple[str, ...] = ()) -> Finding | None:

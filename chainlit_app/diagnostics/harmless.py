@@ -49,6 +49,9 @@ HARMLESS: tuple[re.Pattern[str], ...] = (
     # canary exits with a code it does not know (-6 where the TPU is held by the main process), goes on without it:
     # "Check failed with unknown exit code: -6." printed bare in working TPU starts
     re.compile(r"^Check failed with unknown exit code: -?\d+\.?$", re.I),
+    # vLLM 0.2's Mixtral module, imported by every model, prints where its optional kernels are missing and goes on
+    # ("MegaBlocks not found. Please install it by `pip install megablocks`…", "STK not found: please see …")
+    re.compile(r"^(?:MegaBlocks|STK) not found[.:] (?:Please install it by|please see) ", re.I),
 )
 # A WARNING that mentions memory is a tuning note ("Possibly too large swap space", "pin_memory=False as
 # WSL is detected", "KV cache memory ...") unless it names an actual memory failure.

@@ -333,7 +333,7 @@ RELEASE_RULES: tuple[Rule, ...] = (
         "python_older_than_package",
         Kind.VERSION_MISMATCH,
         r"\btype '(?:[a-z_][a-z0-9_]*\.)*[a-z_][a-z0-9_]*' is not subscriptable|"
-        rf"unsupported operand type\(s\) for \|: '{_TYPING}' and '{_TYPING}'",
+        rf"unsupported operand type\(s\) for \|: (?!'NoneType' and 'NoneType')'{_TYPING}' and '{_TYPING}'",
         case=True,
         levels=("", "ERROR", "CRITICAL"),
         hint=Msg("rule.python_older_than_package"),

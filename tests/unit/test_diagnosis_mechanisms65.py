@@ -75,3 +75,16 @@ OPTIONAL = [  # SAMeh-ZAGhloul's Colab notebook: vLLM 0.2's Mixtral module impor
 def test_an_optional_packages_notice_is_no_failure_sentence() -> None:
     assert classify_lines(OPTIONAL).kind == "healthy"
     assert classify_lines(["Model weights not found in /models/llama: the download failed"]).kind != "healthy"
+
+
+# The session's third review: each shape below read wrong as this pass first had it.
+def test_a_missing_driver_with_install_advice_is_still_a_failure() -> None:
+    for line in ("NVIDIA driver not found. Please install the driver from https://www.nvidia.com/Download",
+                 "vllm not installed. Please install it with pip install vllm; the server could not start",
+                 "Please note the server failed to start"):
+        assert classify_lines([line]).kind != "healthy", line
+
+
+def test_none_joined_with_none_is_a_bug_not_python() -> None:
+    line = "TypeError: unsupported operand type(s) for |: 'NoneType' and 'NoneType'"
+    assert classify_lines([line]).kind != "version_mismatch"
