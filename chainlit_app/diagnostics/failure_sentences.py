@@ -58,7 +58,8 @@ _RECOVERED = re.compile(r"(?i)\b(?:fall(?:s|ing)? back|override to|overriding|de
 # follows its first colon or comma may be a failure (`You must upgrade your driver: it is too old`); after `Please`
 # the rest is read (`Please note the server failed to start`)
 _AFTER_CLAUSE = re.compile(r"[:,]")
-_INSTRUCTION = re.compile(r"(?i)^\W{0,3}(?:you (?:must|should|need to|have to|will need to|may need to)|please)\b")
+_INSTRUCTION = re.compile(
+    r"(?i)^\W{0,3}(?:you (?:must|should|need to|have to|will need to|may need to)|(?P<please>please))\b")
 # a printed text in Python's quotes is data (an answer `Output: ' … We cannot prevent the future.'`, a prompt):
 # the sentence is what stands outside them. Only long single-quoted spans not opened by an apostrophe: a JSON
 # body's double-quoted message ("invalid x-api-key") and a quoted name ('config.json') are the failure's words
@@ -88,7 +89,7 @@ class FailureSentenceWatch:
             clause = _AFTER_CLAUSE.search(sentence, instruction.end())
             if clause is not None:
                 sentence = sentence[clause.end():]
-            elif instruction.group().lower().strip(" \t>*-").startswith("please"):
+            elif instruction.group("please"):
                 sentence = sentence[instruction.end():]
             else:
                 sentence = ""

@@ -100,10 +100,10 @@ class PrintedCycle:
         """Whether the line just added (at `lineno`) came right after another printed line."""
         return self._last == lineno and len(self._lines) > 1  # cleared whenever another line came between
 
-    def only_copies_of(self, key: str, at_most: int) -> bool:
-        """Whether the printout the line just added belongs to is that line alone, said at most `at_most` times
-        back to back (one notice per process of a node, nothing printed between them)."""
-        return len(self._lines) <= at_most and all(line == key for line in self._lines)
+    def copies_of(self, key: str) -> int:
+        """How many times the printout the line just added belongs to says that line and nothing else, back to
+        back (one notice per process of a node, nothing printed between them); 0 when it holds another line."""
+        return len(self._lines) if all(line == key for line in self._lines) else 0
 
     def add(self, key: str, lineno: int, previous: int) -> bool:
         """Record one printed line (`previous`: the log's last non-blank line before it); True when the latest
@@ -246,11 +246,11 @@ class PrintedOutput(ClassifierPart):
         if _PATH_NOTICE.search(key):
             if not self._cycle.follows_a_print(lineno):
                 return []
-            if _PROGRESS_NOTICE.match(key):
-                if self._cycle.only_copies_of(key, _PROCESSES_OF_A_NODE):
-                    return []
-                if self._cycle.only_copies_of(key, _PROCESSES_OF_A_NODE + 1):  # the ninth: all of them count
-                    self._plain[key] = _PROCESSES_OF_A_NODE
+            copies = self._cycle.copies_of(key) if _PROGRESS_NOTICE.match(key) else 0
+            if 0 < copies <= _PROCESSES_OF_A_NODE:
+                return []
+            if copies == _PROCESSES_OF_A_NODE + 1:  # the ninth: all of them count
+                self._plain[key] = _PROCESSES_OF_A_NODE
         self._plain[key] += 1
         if self._plain[key] >= 3 or (len(key) >= 60 and is_looping(key)):
             self._loop_reported = True
